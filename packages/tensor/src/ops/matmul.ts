@@ -1,0 +1,59 @@
+/**
+ * Matrix product with torch.matmul's rules for 1-D, 2-D and 3-D operands.
+ * The recorded primitive is `bmm`: two 3-D tensors with equal batch; every
+ * other case is reshaping and broadcasting around it, so autograd needs only
+ * the one rule.
+ */
+import { allocate, promoteTypes } from '../dtype.ts';
+import { ShapeError, fmtShape } from '../errors.ts';
+import { Tensor } from '../tensor.ts';
+import { matmulKernel } from '../kernels/matmul.ts';
+import { record } from './record.ts';
+import { cast } from './pointwise.ts';
+import { expand, reshape, squeeze, unsqueeze } from './movement.ts';
+
+/** Batched product of [B,M,K] and [B,K,N] tensors. */
+function bmm(a: Tensor, b: Tensor): Tensor {
+  const [B, M, K] = a.shape as [number, number, number];
+  const N = b.shape[2]!;
+  const dtype = promoteTypes(a.dtype, b.dtype);
+  const ac = cast(a, dtype).contiguous();
+  const bc = cast(b, dtype).contiguous();
+  const out = allocate(dtype, B * M * N);
+  const ad = ac._storage.data;
+  const bd = bc._storage.data;
+  for (let i = 0; i < B; i++) matmulKernel(ad, ac.offset + i * M * K, bd, bc.offset + i * K * N, out, i * M * N, M, K, N);
+  return record('bmm', Tensor._fromData(out, [B, M, N]), [a, b]);
+}
+
+/**
+ * `a @ b`. 1-D·1-D is a dot product; a 1-D operand is treated as a row (left)
+ * or column (right) vector and that dim is dropped from the result; a 2-D
+ * operand against a 3-D one is broadcast over the batch.
+ */
+export function matmul(a: Tensor, b: Tensor): Tensor {
+  if (!(b instanceof Tensor)) throw new TypeError('matmul: the right operand must be a Tensor');
+  if (a.ndim === 0 || b.ndim === 0 || a.ndim > 3 || b.ndim > 3) {
+    throw new ShapeError('matmul', [a.shape, b.shape], `supports 1-D, 2-D and 3-D operands, got shapes ${fmtShape(a.shape)} and ${fmtShape(b.shape)}`);
+  }
+  const k1 = a.shape[a.ndim - 1]!;
+  const k2 = b.shape[b.ndim === 1 ? 0 : b.ndim - 2]!;
+  if (k1 !== k2) {
+    throw new ShapeError('matmul', [a.shape, b.shape], `shapes ${fmtShape(a.shape)} and ${fmtShape(b.shape)} do not align: ${k1} != ${k2}`);
+  }
+  let a3 = a.ndim === 1 ? reshape(a, [1, 1, k1]) : a.ndim === 2 ? unsqueeze(a, 0) : a;
+  let b3 = b.ndim === 1 ? reshape(b, [1, k2, 1]) : b.ndim === 2 ? unsqueeze(b, 0) : b;
+  const batchA = a3.shape[0]!;
+  const batchB = b3.shape[0]!;
+  if (batchA !== batchB && batchA !== 1 && batchB !== 1) {
+    throw new ShapeError('matmul', [a.shape, b.shape], `batch sizes ${batchA} and ${batchB} of ${fmtShape(a.shape)} and ${fmtShape(b.shape)} cannot broadcast`);
+  }
+  const batch = Math.max(batchA, batchB);
+  if (batchA !== batch) a3 = expand(a3, [batch, a3.shape[1]!, k1]);
+  if (batchB !== batch) b3 = expand(b3, [batch, k2, b3.shape[2]!]);
+  let out = bmm(a3, b3);
+  if (a.ndim < 3 && b.ndim < 3) out = squeeze(out, 0);
+  if (a.ndim === 1) out = squeeze(out, -2);
+  if (b.ndim === 1) out = squeeze(out, -1);
+  return out;
+}

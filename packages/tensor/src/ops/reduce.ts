@@ -1,0 +1,99 @@
+/**
+ * Reductions: sum, mean, max over one dim, several dims, or all of them.
+ * Each reduction moves the reduced dims to the end, so that every output
+ * element reduces one contiguous row (kernels/reduce.ts).
+ */
+import { allocate } from '../dtype.ts';
+import { ShapeError, fmtShape } from '../errors.ts';
+import { normalizeDim, numelOf, sameShape } from '../shape.ts';
+import { Tensor } from '../tensor.ts';
+import { maxRows, sumRows } from '../kernels/reduce.ts';
+import { noGrad } from '../autograd/grad-mode.ts';
+import { record } from './record.ts';
+import { permute, reshape } from './movement.ts';
+
+/** The reduced dims, sorted and validated; all dims when `dim` is omitted. */
+function reducedDims(op: string, t: Tensor, dim: number | number[] | undefined): number[] {
+  if (dim === undefined) return t.shape.map((_, i) => i);
+  const dims = (Array.isArray(dim) ? dim : [dim]).map((d) => normalizeDim(op, d, t.ndim));
+  if (new Set(dims).size !== dims.length) throw new ShapeError(op, [t.shape], `dim ${JSON.stringify(dim)} names a dimension twice`);
+  return dims.sort((x, y) => x - y);
+}
+
+/** Output shape of reducing `dims`: size 1 there with keepdim, else dropped. */
+function reducedShape(shape: readonly number[], dims: number[], keepdim: boolean): number[] {
+  return keepdim ? shape.map((d, i) => (dims.includes(i) ? 1 : d)) : shape.filter((_, i) => !dims.includes(i));
+}
+
+/** `t` with `dims` moved last, contiguous: rows of `len` elements, one per output. */
+function rowsOf(t: Tensor, dims: number[]) {
+  const kept = t.shape.map((_, i) => i).filter((i) => !dims.includes(i));
+  const moved = noGrad(() => permute(t, [...kept, ...dims]).contiguous());
+  const len = numelOf(dims.map((d) => t.shape[d]!));
+  return { data: moved._storage.data, offset: moved.offset, rows: len === 0 ? numelOf(kept.map((d) => t.shape[d]!)) : moved.numel / len, len, order: [...kept, ...dims] };
+}
+
+/** Sum over `dim` (all dims when omitted). */
+export function sum(t: Tensor, dim?: number | number[], keepdim = false): Tensor {
+  const dims = reducedDims('sum', t, dim);
+  const { data, offset, rows, len } = rowsOf(t, dims);
+  const out = allocate(t.dtype, rows);
+  sumRows(data, offset, rows, len, out);
+  return record('sum', Tensor._fromData(out, reducedShape(t.shape, dims, keepdim)), [t], { keepShape: reducedShape(t.shape, dims, true) });
+}
+
+/** Mean over `dim` (all dims when omitted): the sum divided by the count. */
+export function mean(t: Tensor, dim?: number | number[], keepdim = false): Tensor {
+  const dims = reducedDims('mean', t, dim);
+  const count = numelOf(dims.map((d) => t.shape[d]!));
+  return sum(t, dims, keepdim).div(count);
+}
+
+/**
+ * Maximum over `dim`, or over everything when omitted. The gradient flows to
+ * the first maximal element along `dim`; for a full reduction it is shared
+ * evenly among ties, as in torch.
+ */
+export function max(t: Tensor, dim?: number, keepdim = false): Tensor {
+  if (t.numel === 0) throw new ShapeError('max', [t.shape], `cannot take the max of an empty tensor ${fmtShape(t.shape)}`);
+  const dims = reducedDims('max', t, dim);
+  const { data, offset, rows, len, order } = rowsOf(t, dims);
+  const out = allocate(t.dtype, rows);
+  const at = new Int32Array(rows);
+  maxRows(data, offset, rows, len, out, at);
+  const keepShape = reducedShape(t.shape, dims, true);
+  // The mask marks which input elements receive the gradient.
+  const mask = allocate(t.dtype, t.numel);
+  if (dim === undefined) {
+    let ties = 0;
+    for (let i = 0; i < len; i++) if (data[offset + i] === out[0]) ties++;
+    for (let i = 0; i < len; i++) if (data[offset + i] === out[0]) mask[i] = 1 / ties;
+  } else {
+    for (let r = 0; r < rows; r++) mask[r * len + at[r]!] = 1;
+  }
+  const movedShape = order.map((d) => t.shape[d]!);
+  const inverse = order.map((_, i) => order.indexOf(i));
+  const maskT = noGrad(() => permute(Tensor._fromData(mask, movedShape), inverse).contiguous());
+  return record('max', Tensor._fromData(out, reducedShape(t.shape, dims, keepdim)), [t], { keepShape, mask: maskT });
+}
+
+/** Flat positions (or positions along `dim`) of the first maximum. */
+export function argmax(t: Tensor, dim?: number): number[] {
+  const dims = reducedDims('argmax', t, dim);
+  const { data, offset, rows, len } = rowsOf(t, dims);
+  const at = new Int32Array(rows);
+  maxRows(data, offset, rows, len, allocate(t.dtype, rows), at);
+  return Array.from(at);
+}
+
+/**
+ * Sums `g` down to `shape`: the reverse of broadcasting. Dims that broadcasting
+ * added in front are summed away; dims where `shape` has 1 are summed with keepdim.
+ */
+export function sumTo(g: Tensor, shape: readonly number[]): Tensor {
+  if (sameShape(g.shape, shape)) return g;
+  const lead = g.ndim - shape.length;
+  const dims: number[] = [];
+  for (let i = 0; i < g.ndim; i++) if (i < lead || (shape[i - lead] === 1 && g.shape[i] !== 1)) dims.push(i);
+  return reshape(sum(g, dims, true), [...shape]);
+}
