@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+// Starts dtrun under tsx so that rank programs and dtlab itself can be TypeScript.
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const require = createRequire(import.meta.url);
+const loader = pathToFileURL(require.resolve('tsx')).href;
+const main = fileURLToPath(new URL('./dtrun-main.ts', import.meta.url));
+const r = spawnSync(process.execPath, ['--import', loader, main, ...process.argv.slice(2)], { stdio: 'inherit' });
+process.exit(r.status ?? 1);

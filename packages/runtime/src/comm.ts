@@ -1,0 +1,201 @@
+/**
+ * `Comm`: what a rank program uses to talk to other ranks, with the
+ * point-to-point semantics of torch.distributed and MPI.
+ *
+ * - `send` is buffered: it copies the tensor at once (so you may reuse or
+ *   modify it right after) and does not wait for the receiver.
+ * - `recv` waits for the oldest message from `src` with `tag`; messages from
+ *   one source with one tag never overtake each other.
+ * - `isend`/`irecv` start an operation and return a `Work`; `wait()` ends it.
+ *   `sendRecv` is one ring step: send to one neighbour, receive from another.
+ */
+import { Tensor, fromTransferable, noGrad, toTransferable, type DType } from '@dtlab/tensor';
+import type { Payload } from './fabric.ts';
+import { InjectedFaultError, RankFailedError } from './errors.ts';
+import type { Fault } from './types.ts';
+
+/** Options of `send`/`isend`. */
+export interface SendOptions {
+  /** Non-negative integer that a receive must name to get this message. Default 0. */
+  tag?: number;
+}
+
+/** Options of `recv`/`irecv`. */
+export interface RecvOptions {
+  /** Only a message sent with this tag matches. Default 0. */
+  tag?: number;
+  /** Receive into this tensor (same number of elements and dtype as the message) instead of a new one. */
+  into?: Tensor;
+}
+
+/** How a `Comm` reaches the fabric: in the same thread, or across a worker boundary. */
+export interface Transport {
+  send(dst: number, tag: number, payload: Payload): void;
+  post(id: number, src: number, tag: number, expect?: { numel: number; dtype: DType }): void;
+  wait(id: number): void;
+  barrier(id: number): void;
+}
+
+/** The result of a finished wait, as the fabric reports it. */
+export interface Completion {
+  payload?: Payload | undefined;
+  error?: Error | undefined;
+  vtUs: number;
+}
+
+/** A started operation; `wait()` resolves when it is complete. */
+export class Work<T> {
+  private promise: Promise<T> | undefined;
+  private done = false;
+
+  /** @internal */
+  constructor(private readonly start: () => Promise<T>) {}
+
+  /** Waits for the operation; calling it again returns the same result. */
+  wait(): Promise<T> {
+    this.promise ??= this.start().finally(() => {
+      this.done = true;
+    });
+    return this.promise;
+  }
+
+  /** True once `wait()` has resolved or rejected. */
+  isCompleted(): boolean {
+    return this.done;
+  }
+}
+
+/** A rank's handle on the group: its rank, the world size, and point-to-point messaging. */
+export class Comm {
+  private nextId = 1;
+  private opCount = 0;
+  private readonly pending = new Map<number, { resolve: (c: Completion) => void }>();
+  private readonly failedPeers = new Map<number, string>();
+  private vt = 0;
+  private readonly crashAt: number | undefined;
+
+  /** @internal Backends create Comms. */
+  constructor(
+    /** This rank's index, 0 to worldSize - 1. */
+    readonly rank: number,
+    /** Number of ranks. */
+    readonly worldSize: number,
+    private readonly transport: Transport,
+    /** The launch's seed (derive per-rank seeds with deriveSeed(comm.seed, comm.rank)). */
+    readonly seed: number,
+    faults: readonly Fault[] = [],
+  ) {
+    this.crashAt = faults.find((f): f is Extract<Fault, { kind: 'crash' }> => f.kind === 'crash' && f.rank === rank)?.atOp;
+  }
+
+  /** This rank's virtual time in microseconds, as of its last completed wait. */
+  get virtualTimeUs(): number {
+    return this.vt;
+  }
+
+  /** Sends a copy of `t` to rank `dst`. Resolves at once: sends are buffered. */
+  async send(dst: number, t: Tensor, opts: SendOptions = {}): Promise<void> {
+    this.isend(dst, t, opts);
+  }
+
+  /** Receives the next message from `src` with the given tag. */
+  recv(src: number, opts: RecvOptions = {}): Promise<Tensor> {
+    return this.irecv(src, opts).wait();
+  }
+
+  /** Starts a send; the returned Work is already complete (sends are buffered). */
+  isend(dst: number, t: Tensor, opts: SendOptions = {}): Work<void> {
+    this.countOp('send');
+    this.checkPeer('send', 'dst', dst);
+    const tag = this.checkTag('send', opts.tag);
+    if (!(t instanceof Tensor)) throw new TypeError(`rank ${this.rank}: send to rank ${dst}: expected a Tensor, got ${describe(t)}`);
+    const failed = this.failedPeers.get(dst);
+    if (failed !== undefined) throw new RankFailedError(this.rank, dst, failed, `send to rank ${dst} (tag ${tag})`);
+    const { dtype, shape, buffer } = toTransferable(t);
+    this.transport.send(dst, tag, { dtype, shape, buffer });
+    return new Work(async () => undefined);
+  }
+
+  /** Starts a receive from `src`; `wait()` on the result gives the tensor. */
+  irecv(src: number, opts: RecvOptions = {}): Work<Tensor> {
+    this.countOp('recv');
+    this.checkPeer('recv', 'src', src);
+    const tag = this.checkTag('recv', opts.tag);
+    const into = opts.into;
+    if (into !== undefined && !(into instanceof Tensor)) throw new TypeError(`rank ${this.rank}: recv: 'into' must be a Tensor, got ${describe(into)}`);
+    const id = this.nextId++;
+    this.transport.post(id, src, tag, into ? { numel: into.numel, dtype: into.dtype } : undefined);
+    return new Work(async () => {
+      const c = await this.waitFor(id, () => this.transport.wait(id));
+      const received = fromTransferable(c.payload!);
+      if (!into) return received;
+      noGrad(() => into.copy_(received.reshape([...into.shape])));
+      return into;
+    });
+  }
+
+  /** One ring step: sends `t` to `dst` and receives from `src` (both with `tag`). */
+  async sendRecv(dst: number, t: Tensor, src: number, opts: RecvOptions = {}): Promise<Tensor> {
+    const work = this.irecv(src, opts);
+    this.isend(dst, t, { tag: opts.tag ?? 0 });
+    return work.wait();
+  }
+
+  /** Waits until every rank has called `barrier`. */
+  async barrier(): Promise<void> {
+    this.countOp('barrier');
+    const id = this.nextId++;
+    await this.waitFor(id, () => this.transport.barrier(id));
+  }
+
+  /** @internal The fabric finished wait `id`. */
+  _complete(id: number, c: Completion): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    this.vt = c.vtUs;
+    p.resolve(c);
+  }
+
+  /** @internal Rank `rank` failed; later sends to it fail at once. */
+  _peerFailed(rank: number, message: string): void {
+    this.failedPeers.set(rank, message);
+  }
+
+  /** @internal Number of waits not yet complete. */
+  get _pendingWaits(): number {
+    return this.pending.size;
+  }
+
+  private async waitFor(id: number, start: () => void): Promise<Completion> {
+    const c = await new Promise<Completion>((resolve) => {
+      this.pending.set(id, { resolve });
+      start();
+    });
+    if (c.error) throw c.error;
+    return c;
+  }
+
+  private countOp(op: string): void {
+    this.opCount++;
+    if (this.crashAt !== undefined && this.opCount === this.crashAt) throw new InjectedFaultError(this.rank, this.opCount, op);
+  }
+
+  private checkPeer(op: string, what: string, peer: number): void {
+    if (!Number.isInteger(peer) || peer < 0 || peer >= this.worldSize) {
+      throw new RangeError(`rank ${this.rank}: ${op}: ${what} must be a rank in [0, ${this.worldSize}), got ${describe(peer)}`);
+    }
+  }
+
+  private checkTag(op: string, tag: number | undefined): number {
+    const t = tag ?? 0;
+    if (!Number.isInteger(t) || t < 0) throw new RangeError(`rank ${this.rank}: ${op}: tag must be a non-negative integer, got ${describe(tag)}`);
+    return t;
+  }
+}
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (typeof v === 'object') return (v as object).constructor?.name ?? 'object';
+  return `${typeof v} ${String(v)}`;
+}

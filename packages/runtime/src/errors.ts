@@ -1,0 +1,125 @@
+/**
+ * Errors of the runtime. Each names the rank and what it was doing, and
+ * carries the same facts as fields for checkers to read.
+ */
+import type { BlockedRank } from './types.ts';
+
+/** What a blocked rank waits for, in words: "recv from rank 1 (tag 0)". */
+export function describeWait(w: BlockedRank['waitingFor']): string {
+  if (w.op === 'barrier') return `barrier (ranks not yet there: ${w.missing.join(', ')})`;
+  return `recv from rank ${w.src} (tag ${w.tag})`;
+}
+
+/**
+ * Every running rank waits and no message that could wake one is on its way.
+ * `blocked` lists each waiting rank and what it waits for; `cycle` is a cycle
+ * of ranks waiting on each other (empty when the wait ends at a finished or
+ * failed rank instead).
+ */
+export class DeadlockError extends Error {
+  override name = 'DeadlockError';
+  constructor(
+    readonly blocked: BlockedRank[],
+    readonly cycle: number[],
+    readonly finished: number[],
+  ) {
+    const lines = blocked.map((b) => `  rank ${b.rank} waits in ${describeWait(b.waitingFor)}`);
+    const cycleLine = cycle.length > 0 ? `  cycle (each waits for the next): ${[...cycle, cycle[0]].join(' -> ')}` : '';
+    const doneLine = finished.length > 0 ? `  already finished or failed: rank ${finished.join(', rank ')}` : '';
+    const advice =
+      cycle.length > 0
+        ? 'Each rank in the cycle waits for a message its peer sends only after its own wait ends. Post the send first (isend, or sendRecv for a ring step), or order the calls by rank.'
+        : 'A rank waits for a message that no live rank will send: check that every send has a matching recv (same peer, same tag) and vice versa.';
+    super(['deadlock: every running rank is waiting and no message that could wake one is in flight.', ...lines, cycleLine, doneLine, advice].filter(Boolean).join('\n'));
+  }
+}
+
+/** A peer this rank depends on failed. `failedRank` is the rank whose own error started it. */
+export class RankFailedError extends Error {
+  override name = 'RankFailedError';
+  constructor(
+    /** The rank that sees the failure. */
+    readonly rank: number,
+    /** The rank that failed first. */
+    readonly failedRank: number,
+    /** That rank's error message. */
+    readonly failedMessage: string,
+    /** What this rank was doing: "recv from rank 1 (tag 0)". */
+    readonly during: string,
+  ) {
+    super(`rank ${rank}: ${during} cannot complete because rank ${failedRank} failed: ${failedMessage}`);
+  }
+}
+
+/** A wait took longer than `commTimeoutMs`, or the launch's `timeoutMs` ran out during it. */
+export class CommTimeoutError extends Error {
+  override name = 'CommTimeoutError';
+  constructor(
+    readonly rank: number,
+    readonly during: string,
+    readonly waitedMs: number,
+  ) {
+    super(`rank ${rank}: timed out after ${Math.round(waitedMs)} ms waiting in ${during}`);
+  }
+}
+
+/** A receive into a given buffer whose size or dtype differs from the message. */
+export class RecvMismatchError extends Error {
+  override name = 'RecvMismatchError';
+  constructor(
+    readonly rank: number,
+    readonly src: number,
+    readonly tag: number,
+    readonly expected: { numel: number; dtype: string },
+    readonly actual: { numel: number; dtype: string; shape: number[] },
+  ) {
+    super(
+      `rank ${rank}: recv from rank ${src} (tag ${tag}) into a buffer of ${expected.numel} ${expected.dtype} elements, ` +
+        `but the message holds ${actual.numel} ${actual.dtype} elements (shape [${actual.shape.join(',')}]). ` +
+        'Check that sender and receiver agree on the chunk sizes (chunkBounds) and dtype.',
+    );
+  }
+}
+
+/** A fault injected on purpose by `spec.faults` (for tests and teaching). */
+export class InjectedFaultError extends Error {
+  override name = 'InjectedFaultError';
+  constructor(
+    readonly rank: number,
+    readonly opIndex: number,
+    readonly op: string,
+  ) {
+    super(`rank ${rank}: injected crash at its communication op #${opIndex} (${op})`);
+  }
+}
+
+/** A rank still running when the launch's `timeoutMs` ran out, not waiting in any communication call. */
+export class RankTimeoutError extends Error {
+  override name = 'RankTimeoutError';
+  constructor(
+    readonly rank: number,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      `rank ${rank}: still running after ${timeoutMs} ms and not waiting for any message: ` +
+        'an infinite loop, a promise that never resolves, or a computation too slow for the limit. It was stopped.',
+    );
+  }
+}
+
+/** A launch spec that cannot run: names the field and what to do. */
+export class LaunchSpecError extends Error {
+  override name = 'LaunchSpecError';
+}
+
+/** A rank ran out of memory (its heap limit or the launch's memory budget). */
+export class OutOfMemoryError extends Error {
+  override name = 'OutOfMemoryError';
+  constructor(
+    readonly rank: number,
+    readonly limitMb: number,
+    detail: string,
+  ) {
+    super(`rank ${rank}: out of memory (limit ${limitMb} MB per rank): ${detail}`);
+  }
+}

@@ -1,0 +1,352 @@
+/**
+ * The fabric: the switchboard between ranks. It lives in the launching
+ * thread and is the only place where messages are matched, timed and traced,
+ * so what the trace says happened is what happened, whatever rank code does.
+ *
+ * Matching follows MPI: a receive names a source and a tag; messages from one
+ * source with one tag are received in the order they were sent. Sends are
+ * buffered: the fabric holds a message until the receiver asks for it.
+ *
+ * Every receive is two steps, post and wait (a blocking recv does both at
+ * once). The receiver's clock moves only when it waits, so virtual time
+ * depends on program order, not on thread timing.
+ */
+import type { DType } from '@dtlab/tensor';
+import { VirtualClock, DEFAULT_COST } from './fabric/clock.ts';
+import { findCycle } from './fabric/wait-graph.ts';
+import { CommTimeoutError, DeadlockError, RankFailedError, RecvMismatchError } from './errors.ts';
+import type { BlockedRank, CostModel, Fault, RankStats, TraceEvent } from './types.ts';
+
+/** A tensor's bytes in flight: dtype, shape and a buffer holding exactly its elements. */
+export interface Payload {
+  dtype: DType;
+  shape: number[];
+  buffer: ArrayBuffer;
+}
+
+/** How the fabric reaches ranks: provided by the backend. */
+export interface FabricHooks {
+  /** A wait of `rank` is over: with a message (recv), nothing (barrier), or an error. */
+  complete(rank: number, id: number, result: { payload?: Payload; error?: Error; vtUs: number }): void;
+  /** Rank `failedRank` failed; `rank` should fail its later sends to it at once. */
+  peerFailed(rank: number, failedRank: number, message: string): void;
+  /** A deadlock was found (every waiting rank also gets it through `complete`). */
+  deadlock(err: DeadlockError): void;
+}
+
+interface Message {
+  src: number;
+  tag: number;
+  payload: Payload;
+  arrivalUs: number;
+  bytes: number;
+}
+
+interface Request {
+  id: number;
+  rank: number;
+  kind: 'recv' | 'barrier';
+  src: number;
+  tag: number;
+  expect?: { numel: number; dtype: DType } | undefined;
+  postedUs: number;
+  message?: Message;
+  error?: Error;
+  waiting: boolean;
+  waitStartMs: number;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+const BYTES: Record<DType, number> = { float32: 4, float64: 8 };
+
+/** Options of a fabric. */
+export interface FabricOptions {
+  worldSize: number;
+  cost?: CostModel;
+  faults?: readonly Fault[];
+  commTimeoutMs?: number;
+  /**
+   * Whether a rank with an open wait may be assumed idle (the inline backend,
+   * where ranks share one thread), or must say so itself (worker ranks).
+   */
+  waitingMeansIdle: boolean;
+  /** How long all ranks must stay blocked, with no event, before it is a deadlock. */
+  deadlockGraceMs?: number;
+}
+
+/** Routes, matches, times and traces messages between ranks; detects deadlocks. */
+export class Fabric {
+  readonly trace: TraceEvent[] = [];
+  readonly clock: VirtualClock;
+  readonly worldSize: number;
+  deadlockError: DeadlockError | undefined;
+
+  private readonly unmatched = new Map<string, Message[]>();
+  private readonly posted = new Map<string, Request[]>();
+  private readonly requests: Map<number, Request>[];
+  private readonly state: ('running' | 'done' | 'failed')[];
+  private readonly idle: boolean[];
+  private readonly failures = new Map<number, { root: number; message: string }>();
+  private readonly stats: RankStats[];
+  private readonly delays: Extract<Fault, { kind: 'delay' }>[];
+  private readonly barrierEntered = new Map<number, Request>();
+  private inFlight = 0;
+  private events = 0;
+  private deadlockTimer: ReturnType<typeof setTimeout> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly opts: FabricOptions,
+    private readonly hooks: FabricHooks,
+  ) {
+    const n = opts.worldSize;
+    this.worldSize = n;
+    this.clock = new VirtualClock(n, opts.cost ?? DEFAULT_COST);
+    this.requests = Array.from({ length: n }, () => new Map());
+    this.state = new Array(n).fill('running');
+    this.idle = new Array(n).fill(false);
+    this.stats = Array.from({ length: n }, (_, rank) => ({ rank, messagesSent: 0, messagesReceived: 0, bytesSent: 0, bytesReceived: 0, vtUs: 0, unreceived: 0 }));
+    this.delays = (opts.faults ?? []).filter((f): f is Extract<Fault, { kind: 'delay' }> => f.kind === 'delay');
+  }
+
+  /** `src` sends `payload` to `dst` with `tag`. */
+  send(src: number, dst: number, tag: number, payload: Payload): void {
+    this.activity(src);
+    const count = payload.buffer.byteLength / BYTES[payload.dtype];
+    const bytes = payload.buffer.byteLength;
+    const delay = this.delays.filter((d) => d.src === src && d.dst === dst);
+    const { startUs, endUs } = this.clock.send(src, bytes, delay.reduce((t, d) => t + d.us, 0));
+    this.trace.push({ seq: this.trace.length, src, dst, tag, bytes, count, dtype: payload.dtype, vtStartUs: startUs, vtEndUs: endUs });
+    this.stats[src]!.messagesSent++;
+    this.stats[src]!.bytesSent += bytes;
+    const msg: Message = { src, tag, payload, arrivalUs: endUs, bytes };
+    const realDelayMs = delay.reduce((t, d) => t + (d.ms ?? 0), 0);
+    if (realDelayMs > 0) {
+      this.inFlight++;
+      setTimeout(() => {
+        this.inFlight--;
+        this.deliver(dst, msg);
+      }, realDelayMs);
+    } else {
+      this.deliver(dst, msg);
+    }
+  }
+
+  private deliver(dst: number, msg: Message): void {
+    if (this.closed) return;
+    const key = `${dst}:${msg.src}:${msg.tag}`;
+    const waiting = this.posted.get(key);
+    const req = waiting?.shift();
+    if (req) {
+      req.message = msg;
+      if (req.waiting) this.finishRequest(req);
+    } else {
+      let q = this.unmatched.get(key);
+      if (!q) this.unmatched.set(key, (q = []));
+      q.push(msg);
+    }
+    this.changed();
+  }
+
+  /** `rank` posts receive `id` for a message from `src` with `tag` (optionally of a known size and dtype). */
+  post(rank: number, id: number, src: number, tag: number, expect?: { numel: number; dtype: DType }): void {
+    this.activity(rank);
+    const req: Request = { id, rank, kind: 'recv', src, tag, expect, postedUs: this.clock.now[rank]!, waiting: false, waitStartMs: 0 };
+    this.requests[rank]!.set(id, req);
+    const key = `${rank}:${src}:${tag}`;
+    const msg = this.unmatched.get(key)?.shift();
+    if (msg) req.message = msg;
+    else if (this.failures.has(src)) req.error = this.failedError(rank, src, `recv from rank ${src} (tag ${tag})`);
+    else {
+      let q = this.posted.get(key);
+      if (!q) this.posted.set(key, (q = []));
+      q.push(req);
+    }
+    this.changed();
+  }
+
+  /** `rank` waits for its request `id`: completes now if it can, else when it can. */
+  wait(rank: number, id: number): void {
+    this.activity(rank);
+    const req = this.requests[rank]!.get(id);
+    if (!req) throw new Error(`BUG: rank ${rank} waits for unknown request ${id}`);
+    this.startWaiting(req);
+  }
+
+  /** `rank` enters a barrier with request `id`. */
+  barrier(rank: number, id: number): void {
+    this.activity(rank);
+    const req: Request = { id, rank, kind: 'barrier', src: -1, tag: -1, postedUs: this.clock.now[rank]!, waiting: false, waitStartMs: 0 };
+    this.requests[rank]!.set(id, req);
+    this.barrierEntered.set(rank, req);
+    const failed = [...this.failures.keys()];
+    if (failed.length > 0) req.error = this.failedError(rank, failed[0]!, 'barrier');
+    this.startWaiting(req);
+    this.tryBarrier();
+  }
+
+  /** Rank `rank` says it has nothing to do but wait (worker ranks). */
+  reportIdle(rank: number): void {
+    this.idle[rank] = true;
+    this.changed();
+  }
+
+  /** `rank`'s program returned. */
+  finish(rank: number): void {
+    this.state[rank] = 'done';
+    this.stats[rank]!.vtUs = this.clock.now[rank]!;
+    this.changed();
+  }
+
+  /** `rank` failed with `error`: waits that depend on it fail with RankFailedError. */
+  fail(rank: number, error: { name?: string; message: string; failedRank?: number; failedMessage?: string }): void {
+    if (this.state[rank] !== 'running') return;
+    this.state[rank] = 'failed';
+    this.stats[rank]!.vtUs = this.clock.now[rank]!;
+    // Report the rank whose own error started a cascade, not the last rank it reached.
+    const root =
+      error.name === 'RankFailedError' && error.failedRank !== undefined
+        ? { root: error.failedRank, message: error.failedMessage ?? error.message }
+        : { root: rank, message: `${error.name ?? 'Error'}: ${error.message}` };
+    this.failures.set(rank, root);
+    for (const reqs of this.requests) {
+      for (const req of reqs.values()) {
+        const dependsOnRank = (req.kind === 'recv' && req.src === rank && !req.message) || req.kind === 'barrier';
+        if (dependsOnRank && !req.error && req.rank !== rank) {
+          req.error = this.failedError(req.rank, rank, req.kind === 'barrier' ? 'barrier' : `recv from rank ${req.src} (tag ${req.tag})`);
+          if (req.waiting) this.finishRequest(req);
+        }
+      }
+    }
+    for (let r = 0; r < this.worldSize; r++) if (r !== rank && this.state[r] === 'running') this.hooks.peerFailed(r, root.root, root.message);
+    this.changed();
+  }
+
+  /** What `rank` is doing, for timeout reports. */
+  describe(rank: number): { waiting: string | null; waitedMs: number } {
+    const req = [...this.requests[rank]!.values()].find((r) => r.waiting);
+    if (!req) return { waiting: null, waitedMs: 0 };
+    return { waiting: req.kind === 'barrier' ? 'barrier' : `recv from rank ${req.src} (tag ${req.tag})`, waitedMs: Date.now() - req.waitStartMs };
+  }
+
+  /** Per-rank statistics, with unreceived messages counted. */
+  rankStats(): RankStats[] {
+    const out = this.stats.map((s) => ({ ...s, vtUs: this.state[s.rank] === 'running' ? this.clock.now[s.rank]! : s.vtUs }));
+    for (const [key, q] of this.unmatched) out[Number(key.split(':')[0])]!.unreceived += q.length;
+    return out;
+  }
+
+  /** Stops timers; later events are ignored. */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.deadlockTimer);
+    for (const reqs of this.requests) for (const r of reqs.values()) clearTimeout(r.timer);
+  }
+
+  // ---- internals ----
+
+  private activity(rank: number): void {
+    this.idle[rank] = false;
+  }
+
+  private failedError(rank: number, failed: number, during: string): RankFailedError {
+    const f = this.failures.get(failed)!;
+    return new RankFailedError(rank, f.root, f.message, during);
+  }
+
+  private startWaiting(req: Request): void {
+    req.waiting = true;
+    req.waitStartMs = Date.now();
+    if (req.message || req.error) {
+      this.finishRequest(req);
+      return;
+    }
+    const limit = this.opts.commTimeoutMs;
+    if (limit !== undefined && limit > 0) {
+      req.timer = setTimeout(() => {
+        const during = req.kind === 'barrier' ? 'barrier' : `recv from rank ${req.src} (tag ${req.tag})`;
+        req.error = new CommTimeoutError(req.rank, during, Date.now() - req.waitStartMs);
+        this.finishRequest(req);
+      }, limit);
+    }
+    this.changed();
+  }
+
+  private finishRequest(req: Request): void {
+    clearTimeout(req.timer);
+    this.requests[req.rank]!.delete(req.id);
+    if (req.kind === 'barrier') this.barrierEntered.delete(req.rank);
+    const msg = req.message;
+    let error = req.error;
+    if (!error && msg && req.expect) {
+      const numel = msg.payload.buffer.byteLength / BYTES[msg.payload.dtype];
+      if (numel !== req.expect.numel || msg.payload.dtype !== req.expect.dtype) {
+        error = new RecvMismatchError(req.rank, req.src, req.tag, req.expect, { numel, dtype: msg.payload.dtype, shape: msg.payload.shape });
+      }
+    }
+    if (msg) {
+      this.clock.completeRecv(req.rank, req.postedUs, msg.arrivalUs);
+      this.stats[req.rank]!.messagesReceived++;
+      this.stats[req.rank]!.bytesReceived += msg.bytes;
+    }
+    this.hooks.complete(req.rank, req.id, error ? { error, vtUs: this.clock.now[req.rank]! } : { payload: msg?.payload, vtUs: this.clock.now[req.rank]! });
+  }
+
+  private tryBarrier(): void {
+    if (this.barrierEntered.size < this.worldSize) return;
+    const entered = [...this.barrierEntered.values()];
+    if (entered.some((r) => r.error)) return; // those complete with their errors
+    this.clock.barrier(entered.map((r) => r.rank), this.worldSize);
+    for (const req of entered) this.finishRequest(req);
+  }
+
+  /** Records that something happened and re-arms the deadlock check. */
+  private changed(): void {
+    this.events++;
+    if (this.closed || this.deadlockError || !this.allBlocked()) return;
+    clearTimeout(this.deadlockTimer);
+    const seen = this.events;
+    this.deadlockTimer = setTimeout(() => {
+      if (this.events === seen && this.allBlocked()) this.declareDeadlock();
+    }, this.opts.deadlockGraceMs ?? 30);
+  }
+
+  private waitsOf(rank: number): Request[] {
+    return [...this.requests[rank]!.values()].filter((r) => r.waiting && !r.message && !r.error);
+  }
+
+  private allBlocked(): boolean {
+    if (this.inFlight > 0) return false;
+    const live = this.state.map((s, r) => (s === 'running' ? r : -1)).filter((r) => r >= 0);
+    if (live.length === 0) return false;
+    return live.every((r) => (this.opts.waitingMeansIdle || this.idle[r]) && this.waitsOf(r).length > 0);
+  }
+
+  private declareDeadlock(): void {
+    const blocked: BlockedRank[] = [];
+    const edges = new Map<number, number[]>();
+    for (let r = 0; r < this.worldSize; r++) {
+      if (this.state[r] !== 'running') continue;
+      const req = this.waitsOf(r)[0]!;
+      if (req.kind === 'barrier') {
+        const missing = [...Array(this.worldSize).keys()].filter((x) => !this.barrierEntered.has(x));
+        blocked.push({ rank: r, waitingFor: { op: 'barrier', missing } });
+        edges.set(r, missing);
+      } else {
+        blocked.push({ rank: r, waitingFor: { op: 'recv', src: req.src, tag: req.tag } });
+        edges.set(r, this.waitsOf(r).map((w) => w.src));
+      }
+    }
+    const finished = this.state.map((s, r) => (s !== 'running' ? r : -1)).filter((r) => r >= 0);
+    const err = new DeadlockError(blocked, findCycle(edges), finished);
+    this.deadlockError = err;
+    this.hooks.deadlock(err);
+    for (let r = 0; r < this.worldSize; r++) {
+      for (const req of this.waitsOf(r)) {
+        req.error = err;
+        this.finishRequest(req);
+      }
+    }
+  }
+}
+

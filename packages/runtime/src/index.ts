@@ -1,0 +1,32 @@
+/**
+ * @dtlab/runtime: run N ranks concurrently with real message passing through
+ * a traced fabric with a virtual clock, and get every rank's outcome as data.
+ */
+export { launch, DEFAULT_TIMEOUT_MS, DEFAULT_MEMORY_LIMIT_MB } from './launch.ts';
+export { Comm, Work, type SendOptions, type RecvOptions } from './comm.ts';
+export { DEFAULT_COST } from './fabric/clock.ts';
+export { retainedBytes } from './retained-bytes.ts';
+export {
+  DeadlockError,
+  RankFailedError,
+  CommTimeoutError,
+  RankTimeoutError,
+  RecvMismatchError,
+  InjectedFaultError,
+  LaunchSpecError,
+  OutOfMemoryError,
+} from './errors.ts';
+export type {
+  LaunchSpec,
+  LaunchResult,
+  RankOutcome,
+  RankProgram,
+  ProgramRef,
+  TraceEvent,
+  RankStats,
+  CostModel,
+  Fault,
+  OutputMode,
+  BlockedRank,
+} from './types.ts';
+export { formatSummary, formatOutcome } from './report.ts';

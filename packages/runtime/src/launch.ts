@@ -1,0 +1,60 @@
+/**
+ * `launch(spec)`: runs a rank program on `worldSize` ranks and reports how
+ * each rank ended, every message, and per-rank traffic and virtual time.
+ * It never throws because a rank failed: failures are data in the result.
+ */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { LaunchSpecError } from './errors.ts';
+import { runInline } from './backends/inline.ts';
+import { runWorkers } from './backends/workers.ts';
+import type { LaunchResult, LaunchSpec, ProgramRef, RankProgram } from './types.ts';
+
+/** Default wall-clock limit of a launch, in milliseconds. */
+export const DEFAULT_TIMEOUT_MS = 60_000;
+/** Default heap limit per rank worker, in MB. */
+export const DEFAULT_MEMORY_LIMIT_MB = 512;
+
+function check(cond: boolean, message: string): void {
+  if (!cond) throw new LaunchSpecError(`launch: ${message}`);
+}
+
+function validate(spec: LaunchSpec): void {
+  check(spec !== null && typeof spec === 'object', 'expected a spec object like { worldSize: 4, program }');
+  check(Number.isInteger(spec.worldSize) && spec.worldSize >= 1 && spec.worldSize <= 256, `worldSize must be an integer from 1 to 256, got ${spec.worldSize}`);
+  check(spec.backend === undefined || spec.backend === 'inline' || spec.backend === 'workers', `backend must be 'inline' or 'workers', got ${JSON.stringify(spec.backend)}`);
+  const p = spec.program;
+  check(typeof p === 'function' || (p !== null && typeof p === 'object' && typeof p.module === 'string'), "program must be a function or { module: 'path/to/file.ts', export: 'name' }");
+  check(!(spec.backend === 'workers' && typeof p === 'function'), "the workers backend runs each rank in its own thread and cannot take a function: pass program: { module: '/path/to/file.ts', export: 'name' }");
+  for (const key of ['timeoutMs', 'commTimeoutMs', 'memoryLimitMb'] as const) {
+    const v = spec[key];
+    check(v === undefined || (typeof v === 'number' && v > 0), `${key} must be a positive number, got ${v}`);
+  }
+  if (spec.cost) check(spec.cost.alphaUs >= 0 && spec.cost.bytesPerUs > 0, `cost needs alphaUs >= 0 and bytesPerUs > 0, got ${JSON.stringify(spec.cost)}`);
+  check(spec.args === undefined || Array.isArray(spec.args), 'args must be an array (the extra arguments after comm)');
+  for (const f of spec.faults ?? []) {
+    if (f.kind === 'crash') check(Number.isInteger(f.rank) && f.rank >= 0 && f.rank < spec.worldSize && Number.isInteger(f.atOp) && f.atOp >= 1, `crash fault needs a rank in [0, ${spec.worldSize}) and atOp >= 1, got ${JSON.stringify(f)}`);
+    else if (f.kind === 'delay') check([f.src, f.dst].every((r) => Number.isInteger(r) && r >= 0 && r < spec.worldSize) && f.us >= 0, `delay fault needs src and dst ranks and us >= 0, got ${JSON.stringify(f)}`);
+    else check(false, `unknown fault ${JSON.stringify(f)}; kinds are 'crash' and 'delay'`);
+  }
+}
+
+async function loadProgram(ref: ProgramRef): Promise<RankProgram> {
+  const mod = (await import(pathToFileURL(resolve(ref.module)).href)) as Record<string, unknown>;
+  const name = ref.export ?? 'default';
+  const fn = mod[name];
+  if (typeof fn !== 'function') throw new LaunchSpecError(`launch: ${ref.module} has no exported function '${name}'`);
+  return fn as RankProgram;
+}
+
+/**
+ * Runs `spec.program` on every rank and resolves when all ranks have ended
+ * (or the timeout stopped them). Throws only for an invalid spec.
+ */
+export async function launch(spec: LaunchSpec): Promise<LaunchResult> {
+  validate(spec);
+  const full = { ...spec, timeoutMs: spec.timeoutMs ?? DEFAULT_TIMEOUT_MS, seed: spec.seed ?? 0, memoryLimitMb: spec.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB };
+  if ((spec.backend ?? 'inline') === 'workers') return runWorkers(full, spec.program as ProgramRef);
+  const program = typeof spec.program === 'function' ? spec.program : await loadProgram(spec.program);
+  return runInline(full, program);
+}

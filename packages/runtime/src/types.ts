@@ -1,0 +1,122 @@
+/**
+ * The data shapes of the runtime: what `launch` takes and what it returns.
+ */
+import type { Comm } from './comm.ts';
+
+/** A rank program: runs on every rank with that rank's `Comm` and the launch's args. */
+export type RankProgram = (comm: Comm, ...args: any[]) => unknown;
+
+/** A rank program named by module path (a .ts or .js file anywhere on disk) and export name. */
+export interface ProgramRef {
+  module: string;
+  export?: string;
+}
+
+/**
+ * The alpha-beta cost model of the fabric: a message of `b` bytes takes
+ * `alphaUs + b / bytesPerUs` microseconds of virtual time.
+ */
+export interface CostModel {
+  /** Latency per message, in microseconds. */
+  alphaUs: number;
+  /** Bandwidth, in bytes per microsecond (1000 = 1 GB/s). */
+  bytesPerUs: number;
+}
+
+/** Injected faults, for tests and teaching. */
+export type Fault =
+  /** Rank `rank` throws an `InjectedFaultError` at its `atOp`-th communication op (counting from 1). */
+  | { kind: 'crash'; rank: number; atOp: number }
+  /** Messages from `src` to `dst` take `us` more virtual microseconds (and `ms` real milliseconds, if given). */
+  | { kind: 'delay'; src: number; dst: number; us: number; ms?: number };
+
+/** Where rank output goes (workers backend). */
+export type OutputMode = 'prefix' | 'inherit' | 'capture' | 'ignore';
+
+/** What `launch` runs. */
+export interface LaunchSpec {
+  /** Number of ranks, 1 or more. */
+  worldSize: number;
+  /** 'inline' (one thread, deterministic, debuggable) or 'workers' (a worker thread per rank). Default 'inline'. */
+  backend?: 'inline' | 'workers';
+  /** The rank program: a function (inline only) or a module reference (both backends). */
+  program: RankProgram | ProgramRef;
+  /** Extra arguments after `comm`, the same for every rank (structured-cloned; tensors allowed). */
+  args?: unknown[];
+  /** Wall-clock limit for the whole launch; ranks still running are stopped with status 'timeout'. Default 60000. */
+  timeoutMs?: number;
+  /** A single wait longer than this fails with CommTimeoutError. Default: no limit but `timeoutMs`. */
+  commTimeoutMs?: number;
+  /** Heap limit per rank worker, in MB (workers backend). Default 512. */
+  memoryLimitMb?: number;
+  /** Cost model of the virtual clock. Default `{ alphaUs: 10, bytesPerUs: 1250 }` (10 µs, 10 Gbit/s). */
+  cost?: CostModel;
+  /** Faults to inject. */
+  faults?: Fault[];
+  /** Seed available to every rank as `comm.seed`. Default 0. */
+  seed?: number;
+  /** Rank output (workers backend): 'prefix' each line with `[rank r]` (default), 'inherit', 'capture' into the outcome, or 'ignore'. */
+  output?: OutputMode;
+  /** Captured output kept per rank, in bytes (output 'capture'); the rest is dropped with a note. Default 1 MiB. */
+  outputLimitBytes?: number;
+}
+
+/** How one rank ended. */
+export interface RankOutcome {
+  rank: number;
+  status: 'ok' | 'error' | 'timeout' | 'killed';
+  /** The program's return value (status 'ok'). */
+  value?: unknown;
+  /** What went wrong (other statuses). */
+  error?: Error;
+  /** Captured output (output 'capture'). */
+  output?: string;
+}
+
+/** One message as the fabric routed it. Times are virtual microseconds. */
+export interface TraceEvent {
+  /** Order in which the fabric accepted the message. */
+  seq: number;
+  src: number;
+  dst: number;
+  tag: number;
+  bytes: number;
+  /** Number of elements. */
+  count: number;
+  dtype: string;
+  /** When the message left the sender (its clock, or later if its link was busy). */
+  vtStartUs: number;
+  /** When the last byte arrived: start + alpha + bytes / bandwidth (+ any injected delay). */
+  vtEndUs: number;
+}
+
+/** Per-rank traffic and clock. */
+export interface RankStats {
+  rank: number;
+  messagesSent: number;
+  messagesReceived: number;
+  bytesSent: number;
+  bytesReceived: number;
+  /** The rank's virtual time when it finished (or stopped), in microseconds. */
+  vtUs: number;
+  /** Messages sent to this rank that it never received. */
+  unreceived: number;
+}
+
+/** What a blocked rank waits for. */
+export interface BlockedRank {
+  rank: number;
+  waitingFor: { op: 'recv'; src: number; tag: number } | { op: 'barrier'; missing: number[] };
+}
+
+/** The result of a launch: each rank's outcome, the trace, per-rank stats, and the deadlock if there was one. */
+export interface LaunchResult {
+  ranks: RankOutcome[];
+  trace: TraceEvent[];
+  stats: RankStats[];
+  deadlock?: import('./errors.ts').DeadlockError;
+  /** Wall-clock duration of the launch, in milliseconds. */
+  wallMs: number;
+  /** True when every rank has status 'ok'. */
+  ok: boolean;
+}
