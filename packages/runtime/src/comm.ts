@@ -11,7 +11,7 @@
  */
 import { Tensor, fromTransferable, noGrad, toTransferable, type DType } from '@dtlab/tensor';
 import type { Payload } from './fabric.ts';
-import { InjectedFaultError, RankFailedError } from './errors.ts';
+import { InjectedFaultError, RankFailedError, type CollectiveCall } from './errors.ts';
 import type { Fault } from './types.ts';
 
 /** Options of `send`/`isend`. */
@@ -34,6 +34,7 @@ export interface Transport {
   post(id: number, src: number, tag: number, expect?: { numel: number; dtype: DType }): void;
   wait(id: number): void;
   barrier(id: number): void;
+  announce(index: number, call: CollectiveCall): void;
 }
 
 /** The result of a finished wait, as the fabric reports it. */
@@ -68,6 +69,7 @@ export class Work<T> {
 /** A rank's handle on the group: its rank, the world size, and point-to-point messaging. */
 export class Comm {
   private nextId = 1;
+  private collectiveIndex = 0;
   private opCount = 0;
   private readonly pending = new Map<number, { resolve: (c: Completion) => void }>();
   private readonly failedPeers = new Map<number, string>();
@@ -146,6 +148,16 @@ export class Comm {
     this.countOp('barrier');
     const id = this.nextId++;
     await this.waitFor(id, () => this.transport.barrier(id));
+  }
+
+  /**
+   * Declares that this rank starts a collective call (used by collective
+   * libraries, before their first message). The fabric compares the i-th call
+   * of every rank and fails the ranks whose calls differ with a
+   * CollectiveMismatchError. Costs no virtual time and leaves no trace event.
+   */
+  announceCollective(call: CollectiveCall): void {
+    this.transport.announce(this.collectiveIndex++, call);
   }
 
   /** @internal The fabric finished wait `id`. */

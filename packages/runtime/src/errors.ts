@@ -107,6 +107,39 @@ export class RankTimeoutError extends Error {
   }
 }
 
+/** A description of one collective call, as ranks announce it: op name plus its arguments. */
+export type CollectiveCall = { op: string } & Record<string, string | number | boolean | null>;
+
+/** Formats a collective call: `allReduce(count=10, dtype=float32, op=sum)`. */
+export function describeCall(c: CollectiveCall): string {
+  const args = Object.entries(c)
+    .filter(([k]) => k !== 'op')
+    .map(([k, v]) => `${k}=${v}`);
+  return `${c.op}(${args.join(', ')})`;
+}
+
+/**
+ * Two ranks made different collective calls at the same point (their
+ * `index`-th collective call): a different op, length, dtype, reduce op or root.
+ * Without this check they would hang or compute garbage.
+ */
+export class CollectiveMismatchError extends Error {
+  override name = 'CollectiveMismatchError';
+  constructor(
+    /** Which collective call (0 for each rank's first). */
+    readonly index: number,
+    readonly rankA: number,
+    readonly callA: CollectiveCall,
+    readonly rankB: number,
+    readonly callB: CollectiveCall,
+  ) {
+    super(
+      `collective mismatch at collective call #${index}: rank ${rankA} called ${describeCall(callA)} but rank ${rankB} called ${describeCall(callB)}. ` +
+        'Every rank must make the same collective calls, in the same order, with the same sizes and arguments.',
+    );
+  }
+}
+
 /** A launch spec that cannot run: names the field and what to do. */
 export class LaunchSpecError extends Error {
   override name = 'LaunchSpecError';

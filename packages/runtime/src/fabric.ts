@@ -14,7 +14,7 @@
 import type { DType } from '@dtlab/tensor';
 import { VirtualClock, DEFAULT_COST } from './fabric/clock.ts';
 import { findCycle } from './fabric/wait-graph.ts';
-import { CommTimeoutError, DeadlockError, RankFailedError, RecvMismatchError } from './errors.ts';
+import { CollectiveMismatchError, CommTimeoutError, DeadlockError, RankFailedError, RecvMismatchError, type CollectiveCall } from './errors.ts';
 import type { BlockedRank, CostModel, Fault, RankStats, TraceEvent } from './types.ts';
 
 /** A tensor's bytes in flight: dtype, shape and a buffer holding exactly its elements. */
@@ -90,6 +90,10 @@ export class Fabric {
   private readonly stats: RankStats[];
   private readonly delays: Extract<Fault, { kind: 'delay' }>[];
   private readonly barrierEntered = new Map<number, Request>();
+  /** The first announcement of each collective call index not yet made by every rank. */
+  private readonly calls = new Map<number, { rank: number; call: CollectiveCall; count: number }>();
+  /** Ranks whose collective calls did not match: all their waits fail with this error. */
+  private readonly poisoned = new Map<number, Error>();
   private inFlight = 0;
   private events = 0;
   private deadlockTimer: ReturnType<typeof setTimeout> | undefined;
@@ -185,6 +189,28 @@ export class Fabric {
     this.tryBarrier();
   }
 
+  /** `rank` starts its `index`-th collective call; a call that differs from another rank's fails both. */
+  announce(rank: number, index: number, call: CollectiveCall): void {
+    this.activity(rank);
+    const first = this.calls.get(index);
+    if (!first) {
+      this.calls.set(index, { rank, call, count: 1 });
+      return;
+    }
+    if (++first.count === this.worldSize) this.calls.delete(index);
+    if (JSON.stringify(first.call) === JSON.stringify(call)) return;
+    const err = new CollectiveMismatchError(index, first.rank, first.call, rank, call);
+    for (const r of [first.rank, rank]) {
+      if (this.poisoned.has(r)) continue;
+      this.poisoned.set(r, err);
+      for (const req of this.requests[r]!.values()) {
+        req.error ??= err;
+        if (req.waiting) this.finishRequest(req);
+      }
+    }
+    this.changed();
+  }
+
   /** Rank `rank` says it has nothing to do but wait (worker ranks). */
   reportIdle(rank: number): void {
     this.idle[rank] = true;
@@ -256,6 +282,7 @@ export class Fabric {
 
   private startWaiting(req: Request): void {
     req.waiting = true;
+    req.error ??= this.poisoned.get(req.rank);
     req.waitStartMs = Date.now();
     if (req.message || req.error) {
       this.finishRequest(req);

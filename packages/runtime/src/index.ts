@@ -15,6 +15,9 @@ export {
   InjectedFaultError,
   LaunchSpecError,
   OutOfMemoryError,
+  CollectiveMismatchError,
+  describeCall,
+  type CollectiveCall,
 } from './errors.ts';
 export type {
   LaunchSpec,

@@ -31,6 +31,7 @@ export async function runInline(spec: Required<Pick<LaunchSpec, 'worldSize' | 't
       post: (id, src, tag, expect) => fabric.post(rank, id, src, tag, expect),
       wait: (id) => fabric.wait(rank, id),
       barrier: (id) => fabric.barrier(rank, id),
+      announce: (index, call) => fabric.announce(rank, index, call),
     };
     comms.push(new Comm(rank, n, transport, spec.seed, spec.faults));
   }

@@ -5,6 +5,7 @@ import type { DType } from '@dtlab/tensor';
 import type { Payload } from '../fabric.ts';
 import type { ErrorRecord } from '../wire.ts';
 import type { Fault } from '../types.ts';
+import type { CollectiveCall } from '../errors.ts';
 
 /** What a rank worker starts with (its workerData). */
 export interface WorkerInit {
@@ -23,6 +24,7 @@ export type FromRank =
   | { t: 'post'; id: number; src: number; tag: number; expect?: { numel: number; dtype: DType } | undefined }
   | { t: 'wait'; id: number }
   | { t: 'barrier'; id: number }
+  | { t: 'announce'; index: number; call: CollectiveCall }
   | { t: 'idle' }
   | { t: 'done'; value: unknown }
   | { t: 'fail'; error: ErrorRecord };

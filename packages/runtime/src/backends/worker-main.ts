@@ -32,6 +32,7 @@ const transport: Transport = {
     post({ t: 'wait', id });
     scheduleIdle();
   },
+  announce: (index, call) => post({ t: 'announce', index, call }),
   barrier: (id) => {
     post({ t: 'barrier', id });
     scheduleIdle();

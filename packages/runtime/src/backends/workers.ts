@@ -71,6 +71,7 @@ export async function runWorkers(spec: Spec, program: ProgramRef): Promise<Launc
         case 'post': return fabric.post(rank, m.id, m.src, m.tag, m.expect);
         case 'wait': return fabric.wait(rank, m.id);
         case 'barrier': return fabric.barrier(rank, m.id);
+        case 'announce': return fabric.announce(rank, m.index, m.call);
         case 'idle': return fabric.reportIdle(rank);
         case 'done':
           if (outcomes.settle({ rank, status: 'ok', value: decodeValue(m.value), ...outputs[rank]!.captured() })) fabric.finish(rank);
