@@ -1,0 +1,91 @@
+/**
+ * Ring algorithms. Ranks form a ring r -> r+1; in each of N-1 steps every
+ * rank sends one chunk to its next neighbour and receives one from its
+ * previous neighbour, so every link carries traffic in every step and each
+ * rank sends (N-1)/N of the buffer per phase, whatever N is.
+ *
+ * Reduce-scatter, step s (0-based): rank r sends chunk (r-s-1) mod N and
+ * receives chunk (r-s-2) mod N, adding its own values to it. After N-1 steps
+ * rank r holds chunk r fully reduced (as torch's reduce_scatter gives rank r
+ * chunk r).
+ *
+ * All-gather, step s: rank r sends chunk (r-s) mod N (starting with its own)
+ * and receives chunk (r-s-1) mod N. After N-1 steps every rank has every chunk.
+ */
+import type { ChunkBound, TypedArray } from '@dtlab/tensor';
+import type { Comm } from '@dtlab/runtime';
+import { combineInto, type CustomReduceOp, type ReduceOp } from '../reduce-op.ts';
+import { COLLECTIVE_TAG, asTensor, mod, region } from './common.ts';
+
+/** One ring step: send `out` to the next rank while receiving from the previous one. */
+async function ringStep(comm: Comm, out: TypedArray): Promise<TypedArray> {
+  const next = mod(comm.rank + 1, comm.worldSize);
+  const prev = mod(comm.rank - 1, comm.worldSize);
+  const incoming = comm.irecv(prev, { tag: COLLECTIVE_TAG });
+  comm.isend(next, asTensor(out), { tag: COLLECTIVE_TAG });
+  return (await incoming.wait()).data();
+}
+
+/** Ring reduce-scatter in place: afterwards `data`'s chunk `rank` holds the reduction of every rank's chunk. */
+export async function ringReduceScatter(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[], op: ReduceOp): Promise<void> {
+  if (typeof op !== 'string') return ringReduceScatterOrdered(comm, data, bounds, op);
+  const { rank: r, worldSize: n } = comm;
+  for (let s = 0; s < n - 1; s++) {
+    const sendChunk = bounds[mod(r - s - 1, n)]!;
+    const recvChunk = bounds[mod(r - s - 2, n)]!;
+    const incoming = await ringStep(comm, region(data, sendChunk));
+    combineInto(op, region(data, recvChunk), incoming);
+  }
+}
+
+/** Ring all-gather in place: rank r contributes chunk r of `data`; afterwards every chunk is filled everywhere. */
+export async function ringAllGather(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[]): Promise<void> {
+  const { rank: r, worldSize: n } = comm;
+  for (let s = 0; s < n - 1; s++) {
+    const incoming = await ringStep(comm, region(data, bounds[mod(r - s, n)]!));
+    data.set(incoming, bounds[mod(r - s - 1, n)]!.start);
+  }
+}
+
+/**
+ * Reduce-scatter for a custom op that may not commute. Chunk c travels the
+ * ring from rank c+1 round to rank c, meeting the ranks in the order
+ * c+1, ..., N-1, 0, ..., c. To apply the op in rank order we carry two
+ * partial results: H for the ranks above c (met first) and L for ranks
+ * 0..c (met after the ring wraps past N-1). The owner finishes with L ∘ H.
+ * Messages after the wrap carry both, so this costs up to twice the traffic
+ * of the commutative ring: the price of a non-commutative op.
+ */
+async function ringReduceScatterOrdered(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[], op: CustomReduceOp): Promise<void> {
+  const { rank: r, worldSize: n } = comm;
+  if (n === 1) return;
+  // The chunk this rank starts at step 0 is c = r-1: rank r is its first rank.
+  const first = mod(r - 1, n);
+  let h: TypedArray | null = r > first ? region(data, bounds[first]!).slice() : null;
+  let l: TypedArray | null = r > first ? null : region(data, bounds[first]!).slice();
+  for (let s = 0; s < n - 1; s++) {
+    const c = mod(r - s - 2, n);
+    const len = bounds[c]!.end - bounds[c]!.start;
+    const incoming = await ringStep(comm, concat(h, l));
+    const hasH = c < n - 1; // the chain started above c
+    const hasL = r <= c && r > 0; // rank 0 is behind us: the chain has wrapped
+    h = hasH ? incoming.slice(0, len) : null;
+    l = hasL ? incoming.slice(hasH ? len : 0, (hasH ? len : 0) + len) : null;
+    const mine = region(data, bounds[c]!).slice();
+    if (r > c) combineInto(op, h!, mine, true);
+    else if (l) combineInto(op, l, mine, true);
+    else l = mine;
+  }
+  // Now c = r: fold the two halves in rank order into our chunk.
+  if (h) combineInto(op, l!, h, true);
+  region(data, bounds[r]!).set(l!);
+}
+
+function concat(a: TypedArray | null, b: TypedArray | null): TypedArray {
+  if (!a) return b!;
+  if (!b) return a;
+  const out = new (a.constructor as Float32ArrayConstructor)(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}

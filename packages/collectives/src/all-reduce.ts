@@ -1,0 +1,53 @@
+/**
+ * `allReduce`: every rank ends with the reduction of every rank's tensor,
+ * written in place (torch.distributed.all_reduce).
+ */
+import type { Tensor } from '@dtlab/tensor';
+import type { Comm } from '@dtlab/runtime';
+import { dense } from './dense.ts';
+import { checkOp, finish, itemSize, opName, type ReduceOp } from './reduce-op.ts';
+import { itemBounds } from './algorithms/common.ts';
+import { ringAllGather, ringReduceScatter } from './algorithms/ring.ts';
+import { treeBroadcast, treeReduce } from './algorithms/tree.ts';
+import { naiveAllReduce } from './algorithms/naive.ts';
+import { announce, checkTensor } from './call.ts';
+
+/** All-reduce algorithms: see the package README for step tables and costs. */
+export type AllReduceAlgorithm = 'ring' | 'naive' | 'tree';
+
+/** Options of `allReduce`. */
+export interface AllReduceOptions {
+  /** Reduce op. Default 'sum'. */
+  op?: ReduceOp;
+  /**
+   * 'ring' (reduce-scatter then all-gather, the default), 'naive' (everyone
+   * sends everything to everyone) or 'tree' (binomial-tree reduce to rank 0,
+   * then binomial-tree broadcast).
+   */
+  algorithm?: AllReduceAlgorithm;
+}
+
+/** Reduces `t` across all ranks, in place; resolves to `t`. */
+export async function allReduce(comm: Comm, t: Tensor, opts: AllReduceOptions = {}): Promise<Tensor> {
+  checkTensor('allReduce', comm, t);
+  const op = checkOp('allReduce', opts.op ?? 'sum');
+  const algorithm = opts.algorithm ?? 'ring';
+  if (!['ring', 'naive', 'tree'].includes(algorithm)) throw new TypeError(`allReduce: algorithm must be 'ring', 'naive' or 'tree', got ${JSON.stringify(algorithm)}`);
+  announce(comm, { op: 'allReduce', count: t.numel, dtype: t.dtype, reduceOp: opName(op), algorithm });
+  const buf = dense(t);
+  if (comm.worldSize > 1) {
+    if (algorithm === 'ring') {
+      const bounds = itemBounds(t.numel, comm.worldSize, itemSize(op));
+      await ringReduceScatter(comm, buf.data, bounds, op);
+      await ringAllGather(comm, buf.data, bounds);
+    } else if (algorithm === 'tree') {
+      await treeReduce(comm, buf.data, op, 0);
+      await treeBroadcast(comm, buf.data, 0);
+    } else {
+      await naiveAllReduce(comm, buf.data, op);
+    }
+  }
+  finish(op, buf.data, comm.worldSize);
+  buf.commit();
+  return t;
+}

@@ -1,0 +1,26 @@
+/**
+ * Argument checks and the call announcement every collective makes first:
+ * the fabric compares the i-th collective call of every rank and reports a
+ * CollectiveMismatchError when ranks disagree, instead of a hang.
+ */
+import { Tensor } from '@dtlab/tensor';
+import type { CollectiveCall, Comm } from '@dtlab/runtime';
+
+/** Announces `call` for this rank. */
+export function announce(comm: Comm, call: CollectiveCall): void {
+  comm.announceCollective(call);
+}
+
+/** Throws unless `t` is a Tensor. */
+export function checkTensor(op: string, comm: Comm, t: unknown, what = 'tensor'): Tensor {
+  if (!(t instanceof Tensor)) throw new TypeError(`rank ${comm.rank}: ${op}: ${what} must be a Tensor, got ${t === null ? 'null' : typeof t}`);
+  return t;
+}
+
+/** Throws unless `root` is a rank. */
+export function checkRoot(op: string, comm: Comm, root: unknown, what: string): number {
+  if (!Number.isInteger(root) || (root as number) < 0 || (root as number) >= comm.worldSize) {
+    throw new RangeError(`rank ${comm.rank}: ${op}: ${what} must be a rank in [0, ${comm.worldSize}), got ${String(root)}`);
+  }
+  return root as number;
+}

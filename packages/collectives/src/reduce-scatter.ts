@@ -1,0 +1,31 @@
+/**
+ * `reduceScatter`: the reduction of every rank's tensor, split into N chunks
+ * under the uneven-split rule; rank r gets chunk r (ring algorithm).
+ */
+import { Tensor } from '@dtlab/tensor';
+import type { Comm } from '@dtlab/runtime';
+import { checkOp, finish, itemSize, opName, type ReduceOp } from './reduce-op.ts';
+import { itemBounds, region } from './algorithms/common.ts';
+import { ringReduceScatter } from './algorithms/ring.ts';
+import { announce, checkTensor } from './call.ts';
+
+/** Options of `reduceScatter`. */
+export interface ReduceScatterOptions {
+  op?: ReduceOp;
+}
+
+/**
+ * Resolves to this rank's chunk of the reduction, a new 1-D tensor of
+ * `chunkBounds(t.numel, N)[rank]` elements. `t` (read flat) is not modified.
+ */
+export async function reduceScatter(comm: Comm, t: Tensor, opts: ReduceScatterOptions = {}): Promise<Tensor> {
+  checkTensor('reduceScatter', comm, t);
+  const op = checkOp('reduceScatter', opts.op ?? 'sum');
+  announce(comm, { op: 'reduceScatter', count: t.numel, dtype: t.dtype, reduceOp: opName(op) });
+  const data = t.data() === t._storage.data ? t._storage.data.slice() : t.data();
+  const bounds = itemBounds(t.numel, comm.worldSize, itemSize(op));
+  if (comm.worldSize > 1) await ringReduceScatter(comm, data, bounds, op);
+  const mine = region(data, bounds[comm.rank]!).slice();
+  finish(op, mine, comm.worldSize);
+  return Tensor._fromData(mine, [mine.length]);
+}
