@@ -83,12 +83,12 @@ export function full(shape: readonly number[], value: number, opts: TensorOption
 
 /** A tensor of `shape` filled with zeros. */
 export function zeros(shape: readonly number[], opts: TensorOptions = {}): Tensor {
-  return full(shape, 0, opts);
+  return full(checkShape('zeros', shape), 0, opts);
 }
 
 /** A tensor of `shape` filled with ones. */
 export function ones(shape: readonly number[], opts: TensorOptions = {}): Tensor {
-  return full(shape, 1, opts);
+  return full(checkShape('ones', shape), 1, opts);
 }
 
 /** Zeros with the shape and dtype of `t`. */

@@ -20,7 +20,9 @@ function splitmix32(state: number): [number, number] {
 
 /** Mixes a seed with extra integer keys (a rank, a step) into a new 32-bit seed. */
 export function deriveSeed(seed: number, ...keys: number[]): number {
-  let s = seed >>> 0;
+  // Start from 0: starting from `seed` would XOR the seed with itself in the
+  // first round and make the result independent of it.
+  let s = 0;
   let out = 0;
   for (const k of [seed, ...keys]) [s, out] = splitmix32((s ^ (k >>> 0)) >>> 0);
   return out >>> 0;

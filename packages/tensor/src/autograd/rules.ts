@@ -8,7 +8,7 @@
  */
 import type { Tensor } from '../tensor.ts';
 import type { GradContext } from './node.ts';
-import { mapNoGrad } from '../ops/pointwise.ts';
+import { mapBinaryNoGrad, mapNoGrad } from '../ops/pointwise.ts';
 import { padSlice } from '../ops/movement.ts';
 import { sumTo } from '../ops/reduce.ts';
 
@@ -20,10 +20,12 @@ export const gradRules: Record<string, GradRule> = {
   sub: (g) => [g, g.neg()],
   mul: (g, c) => [g.mul(c.input(1)), g.mul(c.input(0))],
   div: (g, c) => [g.div(c.input(1)), g.mul(c.output()).div(c.input(1)).neg()],
-  // d(a^b)/da = b·a^(b-1);  d(a^b)/db = a^b·ln a
+  // d(a^b)/da = b·a^(b-1);  d(a^b)/db = a^b·ln a.  NOTE: as in torch, d/da is 0 where b = 0
+  // (a^0 is constant, though a^(b-1) is infinite at a = 0) and d/db is 0 where a = 0 and b >= 0
+  // (0^b is constant there, though ln 0 = -inf): without this, 0·inf puts NaN in the gradient.
   pow: (g, c, needs) => [
-    needs[0] ? g.mul(c.input(1)).mul(c.input(0).pow(c.input(1).sub(1))) : null,
-    needs[1] ? g.mul(c.output()).mul(c.input(0).log()) : null,
+    needs[0] ? g.mul(mapBinaryNoGrad(c.input(0), c.input(1), (a, b) => (b === 0 ? 0 : b * a ** (b - 1)))) : null,
+    needs[1] ? g.mul(mapBinaryNoGrad(c.input(0), c.input(1), (a, b) => (a === 0 && b >= 0 ? 0 : a ** b * Math.log(a)))) : null,
   ],
   neg: (g) => [g.neg()],
   exp: (g, c) => [g.mul(c.output())],

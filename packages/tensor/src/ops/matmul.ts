@@ -7,22 +7,26 @@
 import { allocate, promoteTypes } from '../dtype.ts';
 import { ShapeError, fmtShape } from '../errors.ts';
 import { Tensor } from '../tensor.ts';
-import { matmulKernel } from '../kernels/matmul.ts';
+import { type MatrixView, matmulKernel } from '../kernels/matmul.ts';
 import { record } from './record.ts';
 import { cast } from './pointwise.ts';
 import { expand, reshape, squeeze, unsqueeze } from './movement.ts';
+
+/** Matrix `i` of the batch of 3-D `t`, read in place through its strides (transposed and expanded views need no copy). */
+function matrixAt(t: Tensor, i: number): MatrixView {
+  const [sb, sr, sc] = t.strides as [number, number, number];
+  return { data: t._storage.data, offset: t.offset + i * sb, rowStride: sr, colStride: sc };
+}
 
 /** Batched product of [B,M,K] and [B,K,N] tensors. */
 function bmm(a: Tensor, b: Tensor): Tensor {
   const [B, M, K] = a.shape as [number, number, number];
   const N = b.shape[2]!;
   const dtype = promoteTypes(a.dtype, b.dtype);
-  const ac = cast(a, dtype).contiguous();
-  const bc = cast(b, dtype).contiguous();
+  const ac = cast(a, dtype);
+  const bc = cast(b, dtype);
   const out = allocate(dtype, B * M * N);
-  const ad = ac._storage.data;
-  const bd = bc._storage.data;
-  for (let i = 0; i < B; i++) matmulKernel(ad, ac.offset + i * M * K, bd, bc.offset + i * K * N, out, i * M * N, M, K, N);
+  for (let i = 0; i < B; i++) matmulKernel(matrixAt(ac, i), matrixAt(bc, i), out, i * M * N, M, K, N);
   return record('bmm', Tensor._fromData(out, [B, M, N]), [a, b]);
 }
 

@@ -107,6 +107,9 @@ export function expand(t: Tensor, shape: readonly number[]): Tensor {
   shape.forEach((n, i) => {
     const have = i < lead ? 1 : t.shape[i - lead]!;
     const size = n === -1 && i >= lead ? have : n;
+    if (!Number.isInteger(size) || size < 0) {
+      throw new ShapeError('expand', [t.shape, shape], `cannot expand ${fmtShape(t.shape)} to ${fmtShape(shape)}: size ${n} at dim ${i} is not allowed (-1 keeps an existing size; a new leading dim needs its size)`);
+    }
     if (have !== size && have !== 1) {
       throw new ShapeError('expand', [t.shape, shape], `cannot expand ${fmtShape(t.shape)} to ${fmtShape(shape)}: size ${have} != ${size} at dim ${i} (only size-1 dims expand)`);
     }
@@ -120,6 +123,7 @@ export function expand(t: Tensor, shape: readonly number[]): Tensor {
 export function cat(tensors: readonly Tensor[], dim: number): Tensor {
   if (tensors.length === 0) throw new ShapeError('cat', [], 'needs at least one tensor');
   const first = tensors[0]!;
+  if (first.ndim === 0) throw new ShapeError('cat', tensors.map((x) => x.shape), 'cannot concatenate 0-D tensors; unsqueeze(0) them first, or use reshape(1)');
   const d = normalizeDim('cat', dim, first.ndim);
   for (const [i, t] of tensors.entries()) {
     if (t.ndim !== first.ndim || t.shape.some((n, k) => k !== d && n !== first.shape[k])) {

@@ -69,3 +69,11 @@ export function mapNoGrad(a: Tensor, f: (x: number) => number): Tensor {
   mapUnary(out, a.shape, viewOf(a), f);
   return Tensor._fromData(out, a.shape);
 }
+
+/** `mapNoGrad` for two operands: `f(a, b)` elementwise, broadcasting, with no autograd record. */
+export function mapBinaryNoGrad(a: Tensor, b: Tensor, f: (x: number, y: number) => number): Tensor {
+  const shape = broadcastShapes('mapBinaryNoGrad', a.shape, b.shape);
+  const out = allocate(promoteTypes(a.dtype, b.dtype), numelOf(shape));
+  mapBinary(out, shape, viewOf(a, shape), viewOf(b, shape), f);
+  return Tensor._fromData(out, shape);
+}

@@ -65,9 +65,12 @@ export function max(t: Tensor, dim?: number, keepdim = false): Tensor {
   // The mask marks which input elements receive the gradient.
   const mask = allocate(t.dtype, t.numel);
   if (dim === undefined) {
+    // A NaN maximum ties with every NaN element (NaN === NaN is false), as in torch.
+    const m = out[0]!;
+    const isMax = (x: number) => x === m || (x !== x && m !== m);
     let ties = 0;
-    for (let i = 0; i < len; i++) if (data[offset + i] === out[0]) ties++;
-    for (let i = 0; i < len; i++) if (data[offset + i] === out[0]) mask[i] = 1 / ties;
+    for (let i = 0; i < len; i++) if (isMax(data[offset + i]!)) ties++;
+    for (let i = 0; i < len; i++) if (isMax(data[offset + i]!)) mask[i] = 1 / ties;
   } else {
     for (let r = 0; r < rows; r++) mask[r * len + at[r]!] = 1;
   }

@@ -12,7 +12,7 @@
  */
 import type { Tensor } from '../tensor.ts';
 import { zerosLike } from '../creation.ts';
-import { Optimizer, dense } from './optimizer.ts';
+import { Optimizer, definedOptions, dense } from './optimizer.ts';
 
 /** Options of `Adam` and `AdamW`. */
 export interface AdamOptions {
@@ -36,7 +36,7 @@ export class Adam extends Optimizer<AdamState> {
 
   constructor(params: Iterable<Tensor>, opts: AdamOptions = {}, defaultWeightDecay = 0) {
     super(params);
-    this.options = { lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weightDecay: defaultWeightDecay, ...opts };
+    this.options = { lr: 1e-3, betas: [0.9, 0.999], eps: 1e-8, weightDecay: defaultWeightDecay, ...definedOptions(opts) };
     const { lr, betas, eps } = this.options;
     if (!(lr >= 0)) throw new RangeError(`Adam: lr must be a non-negative number, got ${lr}`);
     if (!betas.every((b) => b >= 0 && b < 1)) throw new RangeError(`Adam: betas must be in [0, 1), got [${betas.join(', ')}]`);

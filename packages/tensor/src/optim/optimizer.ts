@@ -39,3 +39,17 @@ export function dense(t: Tensor): Float32Array | Float64Array {
   if (!t.isContiguous()) throw new Error(`BUG: optimizer expects contiguous tensors, got strides [${t.strides.join(',')}]`);
   return t._storage.data.subarray(t.offset, t.offset + t.numel);
 }
+
+/**
+ * `opts` without its undefined entries. Spreading `{ momentum: undefined }`
+ * over the defaults would replace a default with undefined (and every update
+ * with NaN); an option passed as undefined means the default, as in torch.
+ */
+export function definedOptions<T extends object>(opts: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(opts ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** `opts` without its undefined fields, so that `{ momentum: undefined }` keeps the default. */
+export function definedOnly<T extends object>(opts: T): Partial<T> {
+  return Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -10,7 +10,7 @@
  */
 import type { Tensor } from '../tensor.ts';
 import { zerosLike } from '../creation.ts';
-import { Optimizer, dense } from './optimizer.ts';
+import { Optimizer, definedOptions, dense } from './optimizer.ts';
 
 /** Options of `SGD`. */
 export interface SGDOptions {
@@ -33,7 +33,7 @@ export class SGD extends Optimizer<SGDState> {
   constructor(params: Iterable<Tensor>, opts: SGDOptions) {
     super(params);
     if (!(opts?.lr >= 0)) throw new RangeError(`SGD: lr must be a non-negative number, got ${opts?.lr}`);
-    this.options = { momentum: 0, dampening: 0, weightDecay: 0, nesterov: false, ...opts };
+    this.options = { momentum: 0, dampening: 0, weightDecay: 0, nesterov: false, ...definedOptions(opts), lr: opts.lr };
   }
 
   protected update(p: Tensor, grad: Tensor): void {

@@ -79,9 +79,11 @@ export function assertClose(actual: Comparable, expected: Comparable, opts: Clos
   for (let i = 0; i < e.values.length; i++) {
     const x = a.values[i]!;
     const y = e.values[i]!;
-    const diff = Math.abs(x - y);
+    // Equal values (infinities included) differ by 0, not by Inf - Inf = NaN.
+    const diff = x === y ? 0 : Math.abs(x - y);
     const bothNan = x !== x && y !== y;
-    const ok = (equalNan && bothNan) || x === y || diff <= atol + rtol * Math.abs(y);
+    // An infinite expected value makes rtol·|expected| infinite: it matches only itself.
+    const ok = (equalNan && bothNan) || x === y || (Number.isFinite(y) && diff <= atol + rtol * Math.abs(y));
     if (!(bothNan && equalNan) && (diff > maxAbsDiff || diff !== diff)) maxAbsDiff = diff !== diff ? NaN : Math.max(maxAbsDiff, diff);
     if (!ok) {
       mismatches++;

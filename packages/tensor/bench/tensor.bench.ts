@@ -1,0 +1,218 @@
+/**
+ * `pnpm bench tensor [--quick]`: dtlab against TensorFlow.js (tfjs-core with
+ * the pure-JS cpu backend), measured in the same process and run.
+ *
+ * Rows:
+ * - float32 matmul C = A·B of n×n matrices, in GFLOP/s (2n³ flops), median of
+ *   timed repetitions after warm-up. tfjs includes `dataSync()` so the product
+ *   is really computed. The two products are compared element by element
+ *   (max abs diff), so a fast but wrong kernel fails the benchmark.
+ * - one training step of a 784-256-10 ReLU MLP at batch 64: forward,
+ *   softmax cross-entropy, backward and an Adam update, in ms per step
+ *   (median). tfjs starts from dtlab's initial weights, so the first losses
+ *   must agree; that is checked too.
+ *
+ * The ratio column is dtlab/tfjs for GFLOP/s and tfjs_ms/dtlab_ms (speedup)
+ * for ms/step: above 1 means dtlab is faster. Exits 1 if a check fails.
+ */
+import os from 'node:os';
+import * as tf from '@tensorflow/tfjs-core';
+import { loadTfjs } from './tfjs.ts';
+import { type Tensor, nn, noGrad, optim, randn, Generator } from '../src/index.ts';
+
+const quick = process.argv.includes('--quick');
+const SEED = 20240611;
+
+/** Median of a list of numbers. */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** How many times to call a function per timing. */
+interface Reps {
+  /** Untimed calls first, so that V8 has optimized the code. */
+  warmup: number;
+  /** Timed samples; the median is reported. */
+  samples: number;
+  /** Calls per sample (more than 1 for tiny sizes, where one call is too short to time well). */
+  inner: number;
+}
+
+/**
+ * Median milliseconds per call of `dtlab` and of `tfjs`. Samples alternate
+ * between the two, so that a busy machine slows both alike and the ratio holds.
+ */
+function timePair(dtlab: () => void, tfjs: () => void, { warmup, samples, inner }: Reps): [number, number] {
+  for (let i = 0; i < warmup; i++) {
+    dtlab();
+    tfjs();
+  }
+  const sample = (fn: () => void) => {
+    const t0 = performance.now();
+    for (let i = 0; i < inner; i++) fn();
+    return (performance.now() - t0) / inner;
+  };
+  const times: [number[], number[]] = [[], []];
+  for (let s = 0; s < samples; s++) {
+    times[0].push(sample(dtlab));
+    times[1].push(sample(tfjs));
+  }
+  return [median(times[0]), median(times[1])];
+}
+
+interface Row {
+  name: string;
+  unit: string;
+  dtlab: number;
+  tfjs: number;
+  /** Above 1 means dtlab is faster. */
+  ratio: number;
+  check: string;
+}
+
+let failed = false;
+
+function benchMatmul(n: number): Row {
+  const a = randn([n, n], { seed: SEED + n });
+  const b = randn([n, n], { seed: SEED + n + 1 });
+  const ta = tf.tensor2d(Float32Array.from(a.data()), [n, n], 'float32');
+  const tb = tf.tensor2d(Float32Array.from(b.data()), [n, n], 'float32');
+
+  // Correctness first: both sides must compute the same product.
+  const mine = noGrad(() => a.matmul(b)).data();
+  const tc = tf.matMul(ta, tb);
+  const theirs = tc.dataSync();
+  tc.dispose();
+  let maxDiff = 0;
+  let maxAbs = 0;
+  for (let i = 0; i < mine.length; i++) {
+    maxDiff = Math.max(maxDiff, Math.abs(mine[i]! - theirs[i]!));
+    maxAbs = Math.max(maxAbs, Math.abs(theirs[i]!));
+  }
+  // Rounding error of a float32 sum of n products grows like √n·eps·max|C| (eps ≈ 6e-8): this
+  // tolerance leaves a wide margin, yet a single wrong or missing term (of size ~1) fails it.
+  const tol = 1e-6 * Math.sqrt(n) * maxAbs;
+  const ok = maxDiff <= tol && Number.isFinite(maxDiff);
+  if (!ok) failed = true;
+
+  const flops = 2 * n ** 3;
+  // About 30 ms of work per sample at ~1 GFLOP/s, at least one call.
+  const inner = Math.max(1, Math.round(3e7 / flops));
+  const samples = quick ? 5 : n >= 512 ? 9 : 15;
+  const [dtMs, tfMs] = timePair(
+    () => void noGrad(() => a.matmul(b)),
+    () => {
+      const c = tf.matMul(ta, tb);
+      c.dataSync();
+      c.dispose();
+    },
+    { warmup: quick ? 1 : 3, samples, inner },
+  );
+  ta.dispose();
+  tb.dispose();
+  const gf = (ms: number) => flops / (ms * 1e6);
+  return {
+    name: `matmul ${n}x${n}x${n} f32`,
+    unit: 'GFLOP/s',
+    dtlab: gf(dtMs),
+    tfjs: gf(tfMs),
+    ratio: gf(dtMs) / gf(tfMs),
+    check: `${ok ? 'ok' : 'FAIL'} max|diff| ${maxDiff.toExponential(1)}`,
+  };
+}
+
+function benchMlp(): Row {
+  const [B, D, H, C] = [64, 784, 256, 10];
+  const x = randn([B, D], { seed: SEED });
+  const gen = new Generator(SEED + 1);
+  const labels = Array.from({ length: B }, () => gen.int(C));
+
+  // dtlab: the model as a student writes it.
+  const model = new nn.MLP([D, H, C], { seed: SEED });
+  const opt = new optim.Adam(model.parameters(), { lr: 1e-3 });
+  const dtStep = (): number => {
+    opt.zeroGrad();
+    const loss = nn.crossEntropy(model.forward(x), labels);
+    loss.backward();
+    opt.step();
+    return loss.item();
+  };
+
+  // tfjs: the same initial weights, stored [in, out] as tfjs layers keep them.
+  const [l1, l2] = [model.layers[0] as nn.Linear, model.layers[2] as nn.Linear];
+  // A copy: tfjs may keep the array it is given, and dtlab's Adam updates its own in place.
+  const asVar = (t: Tensor, transpose: boolean) => {
+    const v = transpose ? t.transpose(0, 1) : t;
+    return tf.variable(tf.tensor(Float32Array.from(v.data()), [...v.shape], 'float32'));
+  };
+  const w1 = asVar(l1.weight, true);
+  const b1 = asVar(l1.bias!, false);
+  const w2 = asVar(l2.weight, true);
+  const b2 = asVar(l2.bias!, false);
+  const tx = tf.tensor2d(Float32Array.from(x.data()), [B, D], 'float32');
+  const ty = tf.cast(tf.oneHot(tf.tensor1d(labels, 'int32'), C), 'float32');
+  // eps 1e-8 as torch and dtlab (tfjs defaults to 1e-7).
+  const tfOpt = tf.train.adam(1e-3, 0.9, 0.999, 1e-8);
+  const tfStep = (): number => {
+    const loss = tfOpt.minimize(() => {
+      const h = tf.relu(tf.add(tf.matMul(tx, w1), b1));
+      const logits = tf.add(tf.matMul(h, w2), b2);
+      return tf.losses.softmaxCrossEntropy(ty, logits) as tf.Scalar;
+    }, true)!;
+    const v = loss.dataSync()[0]!;
+    loss.dispose();
+    return v;
+  };
+
+  // Same start, same data, same optimizer: the first two losses must agree.
+  const dtLoss = [dtStep(), dtStep()];
+  const tfLoss = [tfStep(), tfStep()];
+  const lossDiff = Math.max(...dtLoss.map((l, i) => Math.abs(l - tfLoss[i]!)));
+  const ok = lossDiff <= 1e-4;
+  if (!ok) failed = true;
+
+  const tensorsBefore = tf.memory().numTensors;
+  const [dtMs, tfMs] = timePair(() => void dtStep(), () => void tfStep(), { warmup: quick ? 2 : 5, samples: quick ? 7 : 25, inner: 1 });
+  if (tf.memory().numTensors !== tensorsBefore) console.warn(`warning: tfjs leaked ${tf.memory().numTensors - tensorsBefore} tensors`);
+  tf.dispose([w1, b1, w2, b2, tx, ty]);
+  tfOpt.dispose();
+  return {
+    name: `MLP ${D}-${H}-${C} step, batch ${B}`,
+    unit: 'ms/step',
+    dtlab: dtMs,
+    tfjs: tfMs,
+    ratio: tfMs / dtMs,
+    check: `${ok ? 'ok' : 'FAIL'} |loss diff| ${lossDiff.toExponential(1)}`,
+  };
+}
+
+function printTable(rows: Row[]): void {
+  const head = ['benchmark', 'unit', 'dtlab', 'tfjs-cpu', 'dtlab/tfjs', 'check'];
+  const body = rows.map((r) => [r.name, r.unit, r.dtlab.toFixed(2), r.tfjs.toFixed(2), `${r.ratio.toFixed(2)}x`, r.check]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 || i === 1 || i === 5 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  console.log(line(head));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const b of body) console.log(line(b));
+}
+
+async function main(): Promise<void> {
+  await loadTfjs();
+  const cpus = os.cpus();
+  console.log(`dtlab vs tfjs-core ${tf.version_core} (backend '${tf.getBackend()}')${quick ? ', --quick' : ''}`);
+  console.log(`machine: ${cpus[0]?.model ?? 'unknown cpu'}, ${cpus.length} cores, node ${process.version}, ${os.platform()} ${os.arch()}`);
+  console.log(`date: ${new Date().toISOString().slice(0, 10)}, seed ${SEED}\n`);
+  const rows: Row[] = [];
+  for (const n of [64, 256, 512]) rows.push(benchMatmul(n));
+  rows.push(benchMlp());
+  printTable(rows);
+  console.log('\nratio: dtlab/tfjs for GFLOP/s, tfjs_ms/dtlab_ms (speedup) for ms/step; above 1x is dtlab faster.');
+  if (failed) {
+    console.error('\nbench: a correctness check failed (see the check column): dtlab and tfjs disagree.');
+    process.exit(1);
+  }
+}
+
+await main();
