@@ -2,6 +2,9 @@
  * `pnpm test`: typechecks and tests every workspace package through turbo
  * (cached per package), then prints one closing line that adds up the test
  * counts of all packages: `tests: N passed, N failed`.
+ *
+ * `pnpm test ex01` runs only exercise 1's public tests, and `pnpm test:ui ex01`
+ * opens them in the vitest UI.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -22,11 +25,34 @@ function workspacePackages(): string[] {
   return out;
 }
 
+// `pnpm test ex01` / `pnpm test:ui ex01`: one exercise's public tests, nothing else.
+const args = process.argv.slice(2);
+const ui = args.includes('--ui');
+const exerciseArg = args.find((a) => /^(ex)?\d{1,2}(-.*)?$/i.test(a));
+if (exerciseArg || ui) {
+  if (!exerciseArg) {
+    console.error('usage: pnpm test:ui exNN (for example pnpm test:ui ex01)');
+    process.exit(2);
+  }
+  const m = /^(?:ex)?(\d{1,2})/i.exec(exerciseArg)!;
+  const id = `ex${m[1]!.padStart(2, '0')}`;
+  const dir = join(root, 'exercises');
+  const folder = existsSync(dir) ? readdirSync(dir).find((f) => f.startsWith(`${id}-`)) : undefined;
+  if (!folder) {
+    console.error(`test: no exercise ${id} in exercises/ (there are: ${existsSync(dir) ? readdirSync(dir).filter((f) => /^ex\d\d-/.test(f)).join(', ') : 'none'})`);
+    process.exit(2);
+  }
+  const vitest = join(root, 'node_modules', '.bin', 'vitest');
+  const rest = args.filter((a) => a !== exerciseArg && a !== '--ui');
+  const r = spawnSync(vitest, [...(ui ? ['--ui'] : ['run']), '--root', join(dir, folder), ...rest], { cwd: root, env, stdio: 'inherit' });
+  process.exit(r.status ?? 1);
+}
+
 const packages = workspacePackages();
 for (const p of packages) rmSync(join(p, '.vitest-results'), { recursive: true, force: true });
 
 const turbo = join(root, 'node_modules', '.bin', 'turbo');
-const run = spawnSync(turbo, ['run', 'typecheck', 'test', '--output-logs=new-only', ...process.argv.slice(2)], { cwd: root, env, stdio: 'inherit' });
+const run = spawnSync(turbo, ['run', 'typecheck', 'test', '--output-logs=new-only', ...args], { cwd: root, env, stdio: 'inherit' });
 
 let passed = 0;
 let failed = 0;

@@ -1,0 +1,25 @@
+/**
+ * Inputs of the ex01 checks, made from a seed. Rank programs (in the rank
+ * workers) and checks (in the grading process) both call these, so the
+ * checker knows every rank's input without receiving it from student code.
+ */
+import { Generator, deriveSeed, tensor, type Tensor } from '@dtlab/tensor';
+
+/** Rank `rank`'s tensors of the given shapes: small integers plus quarters, so sums are exact in float32. */
+export function rankTensors(seed: number, rank: number, shapes: number[][]): Tensor[] {
+  const gen = new Generator(deriveSeed(seed, rank));
+  return shapes.map((shape) => {
+    const n = shape.reduce((a, b) => a * b, 1);
+    return tensor(Array.from({ length: n }, () => (gen.int(33) - 16) / 4), { shape });
+  });
+}
+
+/** The exact mean over `worldSize` ranks of tensor `i` (computed in float64). */
+export function expectedMeans(seed: number, worldSize: number, shapes: number[][]): Float64Array[] {
+  const all = Array.from({ length: worldSize }, (_, r) => rankTensors(seed, r, shapes));
+  return shapes.map((_, i) => {
+    const out = new Float64Array(all[0]![i]!.numel);
+    for (const ts of all) ts[i]!.toArray().forEach((v, k) => (out[k]! += v));
+    return out.map((v) => v / worldSize);
+  });
+}

@@ -1,0 +1,101 @@
+/**
+ * The API that check modules are written against. A check module (public:
+ * grader/checks/<exercise>/checks.ts, hidden: grader/hidden/<exercise>/checks.ts)
+ * exports `checks`, a function per check id of the manifest. A check runs
+ * in the grading process: it draws inputs from the grading seed, runs the
+ * submission on N ranks (always in rank workers, never in its own realm),
+ * computes the expected values itself with the reference implementation, and
+ * compares. It passes by returning, and fails by calling `ctx.fail` or
+ * `ctx.expectClose`.
+ */
+import type { LaunchResult } from '@dtlab/runtime';
+import type { testing } from '@dtlab/tensor';
+import type { Manifest } from './manifest.ts';
+
+/** Where and how a check's first wrong value was found. */
+export interface Divergence {
+  /** The rank whose value is wrong, or null when not rank-specific. */
+  rank: number | null;
+  /** Index of the wrong element (flat, or per dimension), or null. */
+  index: number | number[] | null;
+  expected: number | string | null;
+  actual: number | string | null;
+  /** What the value is ("grad of 0.weight after step 2"). */
+  label?: string;
+}
+
+/** A check found wrong behaviour in the submission. */
+export class CheckFailure extends Error {
+  override name = 'CheckFailure';
+  constructor(
+    message: string,
+    readonly divergence?: Divergence,
+  ) {
+    super(message);
+  }
+}
+
+/** The submission ran out of time (a rank timed out). */
+export class CheckTimeout extends Error {
+  override name = 'CheckTimeout';
+}
+
+/** A rank program module and export to run on the ranks. */
+export interface ProgramSpec {
+  /** Absolute path of the module (use `programPath(import.meta.url, './programs.ts')`). */
+  module: string;
+  export: string;
+}
+
+/** What `ctx.run` launches. */
+export interface RunSpec {
+  worldSize: number;
+  program: ProgramSpec;
+  /** Arguments after `comm`, the same for every rank (tensors allowed). */
+  args?: unknown[];
+  /** Wall-clock limit; default the manifest's per-check limit. */
+  timeoutMs?: number;
+}
+
+/** Options of `ctx.expectClose`. */
+export interface ExpectCloseOptions {
+  /** The rank the actual value came from. */
+  rank?: number;
+  /** What is compared, as a student would name it. */
+  label: string;
+  rtol?: number;
+  atol?: number;
+}
+
+/** What a check can use. */
+export interface CheckContext {
+  /** The exercise manifest. */
+  readonly manifest: Manifest;
+  /** The grading seed (drawn at grade time and recorded in the rubric). */
+  readonly seed: number;
+  /** A seed derived from the grading seed, this check's id and `keys`. */
+  seedFor(...keys: (string | number)[]): number;
+  /** Absolute path of a submission file, e.g. `ctx.entry('src/allreduce-mean.ts')`. */
+  entry(file: string): string;
+  /**
+   * Runs `spec.program` on the ranks (workers backend). Throws CheckFailure
+   * if a rank failed (naming it and its error) and CheckTimeout if one timed
+   * out; otherwise returns the launch result. The communication is added to
+   * the check's summary.
+   */
+  run(spec: RunSpec): Promise<LaunchResult>;
+  /** Fails with the first element of `actual` outside tolerance of `expected`, naming rank, index, expected and actual. */
+  expectClose(actual: testing.Comparable, expected: testing.Comparable, opts: ExpectCloseOptions): void;
+  /** Fails the check. */
+  fail(message: string, divergence?: Divergence): never;
+  /** Adds a line to the check's message (shown whether it passes or fails). */
+  note(message: string): void;
+}
+
+/** A check: resolves to pass, throws CheckFailure (or uses ctx.fail) to fail. */
+export type CheckFn = (ctx: CheckContext) => Promise<void>;
+
+/** What a check module exports. */
+export interface CheckModule {
+  checks: Record<string, CheckFn>;
+}

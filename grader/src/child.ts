@@ -1,0 +1,43 @@
+/**
+ * The grading process: runs one exercise's checks against one submission
+ * and reports each result over IPC. It is started by the grader (isolate.ts)
+ * with a wall-clock and memory limit on its whole process group; student
+ * code runs only in the rank workers that checks launch.
+ */
+import { readFileSync } from 'node:fs';
+import { loadCheckModule, runCheck } from './engine.ts';
+import { loadManifest } from './manifest.ts';
+import type { ChildMessage, GradingJob } from './results.ts';
+
+function send(m: ChildMessage): Promise<void> {
+  return new Promise((resolve) => {
+    if (!process.send) {
+      // Run by hand (no IPC): print the results instead.
+      console.log(JSON.stringify(m));
+      resolve();
+      return;
+    }
+    process.send(m, undefined, {}, () => resolve());
+  });
+}
+
+async function main(): Promise<void> {
+  const job = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as GradingJob;
+  const manifest = loadManifest(job.manifestFile, job.folder);
+  const modules = { public: await loadCheckModule(job.modules.public), hidden: await loadCheckModule(job.modules.hidden) };
+  for (const id of job.checkIds) {
+    const check = manifest.checks.find((c) => c.id === id)!;
+    await send({ type: 'check-started', id });
+    const result = await runCheck(job, manifest, id, check.visibility === 'public' ? modules.public : modules.hidden);
+    await send({ type: 'check-done', result });
+  }
+  await send({ type: 'finished' });
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(`grading process failed: ${(e as Error)?.stack ?? String(e)}`);
+    process.exit(3);
+  },
+);

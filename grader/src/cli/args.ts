@@ -1,0 +1,54 @@
+/**
+ * A small command-line parser: positional arguments and `--flag value` /
+ * `--flag=value` options, with errors that name the unknown option.
+ */
+
+/** Parsed arguments. */
+export interface Parsed {
+  positional: string[];
+  options: Record<string, string | true>;
+}
+
+/** A command line that cannot be understood; exit code 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** Parses `argv`; `valued` options take a value, `flags` do not. */
+export function parseArgs(argv: string[], valued: readonly string[], flags: readonly string[] = [], usage = ''): Parsed {
+  const out: Parsed = { positional: [], options: {} };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') {
+      out.positional.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!a.startsWith('--')) {
+      out.positional.push(a);
+      continue;
+    }
+    const [name, inline] = a.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    if (flags.includes(name)) {
+      out.options[name] = true;
+    } else if (valued.includes(name)) {
+      const v = inline ?? argv[++i];
+      if (v === undefined || (inline === undefined && v.startsWith('--'))) throw new UsageError(`--${name} needs a value${usage ? `\n${usage}` : ''}`);
+      out.options[name] = v;
+    } else {
+      throw new UsageError(`unknown option --${name}${usage ? `\n${usage}` : ''}`);
+    }
+  }
+  return out;
+}
+
+/** Runs `main`, printing usage and grading errors readably, and exits with its code. */
+export async function runCli(main: () => Promise<number>): Promise<void> {
+  try {
+    process.exitCode = await main();
+  } catch (e) {
+    const err = e as Error;
+    const known = ['UsageError', 'UnknownExerciseError', 'ManifestError', 'SubmissionError'].includes(err?.name);
+    console.error(known ? err.message : `error: ${err?.stack ?? String(e)}`);
+    process.exitCode = 2;
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * `pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden]`
+ *
+ * Grades one exercise and prints a report; exits 0 when every check passed,
+ * 1 when one failed, 2 when grading itself failed. Without an exercise it
+ * lists every exercise with its last score.
+ */
+import { randomInt } from 'node:crypto';
+import { relative } from 'node:path';
+import { findExercise, listExercises } from '../exercises.ts';
+import { gradeSubmission } from '../grade.ts';
+import { formatReport, palette } from '../report.ts';
+import { toGradescope, validateRubric, writeAtomic, writeRubric } from '../rubric.ts';
+import { defaultRubricPath, hintsShown, lastRubric } from '../state.ts';
+import { parseArgs, runCli, UsageError } from './args.ts';
+
+const USAGE = 'usage: pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden]';
+
+function progressView(color: boolean): number {
+  const c = palette(color);
+  const rows = listExercises().map((e) => {
+    const r = lastRubric(e.manifest.id);
+    const status = !r ? c.dim('not graded yet') : r.status === 'passed' ? c.green(`passed ${r.score}/${r.maxScore}`) : r.status === 'failed' ? c.red(`failed ${r.score}/${r.maxScore}`) : c.yellow('grading error');
+    const hints = hintsShown(e.manifest.id);
+    return `  ${e.manifest.id}  ${e.manifest.title.padEnd(34)} ${status}${hints ? c.dim(` · ${hints} hint${hints > 1 ? 's' : ''} shown`) : ''}`;
+  });
+  console.log(c.bold('dtlab exercises') + c.dim(' (pnpm grade exNN grades one)'));
+  console.log(rows.join('\n') || '  (no exercises found)');
+  return 0;
+}
+
+async function main(): Promise<number> {
+  const { positional, options } = parseArgs(process.argv.slice(2), ['submission', 'out', 'format', 'seed'], ['no-hidden', 'help'], USAGE);
+  if (options.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const color = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
+  if (positional.length === 0) return progressView(color);
+  if (positional.length > 1) throw new UsageError(`grade one exercise at a time, got: ${positional.join(' ')}\n${USAGE}`);
+  const exercise = findExercise(positional[0]!);
+  const format = (options.format as string | undefined) ?? 'rubric';
+  if (format !== 'rubric' && format !== 'gradescope') throw new UsageError(`--format must be rubric or gradescope, got ${format}\n${USAGE}`);
+  let seed: number;
+  if (options.seed !== undefined) {
+    seed = Number(options.seed);
+    if (!Number.isInteger(seed) || seed < 0) throw new UsageError(`--seed must be a non-negative integer, got ${options.seed}`);
+  } else {
+    seed = randomInt(0, 2 ** 31);
+  }
+  const id = exercise.manifest.id;
+  const submissionDir = (options.submission as string | undefined) ?? exercise.dir;
+  const out = (options.out as string | undefined) ?? (format === 'rubric' ? defaultRubricPath(id) : defaultRubricPath(`${id}.gradescope`));
+  const shown = hintsShown(id);
+  const live = Boolean(process.stderr.isTTY);
+  const rubric = await gradeSubmission({
+    exercise,
+    submissionDir,
+    seed,
+    hidden: !options['no-hidden'],
+    hintsShown: shown,
+    onProgress: (m) => {
+      if (live && m.type === 'check-started') process.stderr.write(`\r\x1b[2Kgrading ${id}: ${m.id} ...`);
+    },
+  });
+  if (live) process.stderr.write('\r\x1b[2K');
+  if (format === 'rubric') writeRubric(out, rubric);
+  else {
+    validateRubric(rubric);
+    writeAtomic(out, JSON.stringify(toGradescope(rubric), null, 2) + '\n');
+    // The student's progress view reads the rubric, whatever format was asked for.
+    if (options.out === undefined) writeRubric(defaultRubricPath(id), rubric);
+  }
+  console.log(formatReport(rubric, { color, title: exercise.manifest.title, rubricPath: relative(process.cwd(), out) || out, exerciseId: id, hintsLeft: exercise.manifest.hints.length - shown }));
+  return rubric.status === 'passed' ? 0 : rubric.status === 'failed' ? 1 : 2;
+}
+
+await runCli(main);

@@ -1,0 +1,42 @@
+/**
+ * The check engine: loads check modules and runs one check, turning whatever
+ * happens (pass, failure, timeout, a bug in the check) into a CheckResult.
+ */
+import { pathToFileURL } from 'node:url';
+import { CheckFailure, CheckTimeout, type CheckModule } from './check-api.ts';
+import { Context } from './context.ts';
+import type { Manifest } from './manifest.ts';
+import type { CheckResult, GradingJob } from './results.ts';
+
+/** Imports a check module; null for a missing one (hidden checks in a student copy). */
+export async function loadCheckModule(path: string | null): Promise<CheckModule | null> {
+  if (!path) return null;
+  const mod = (await import(pathToFileURL(path).href)) as Partial<CheckModule>;
+  if (!mod.checks || typeof mod.checks !== 'object') throw new Error(`BUG: check module ${path} does not export 'checks'`);
+  return mod as CheckModule;
+}
+
+/** Runs one check and turns whatever happened into a CheckResult. */
+export async function runCheck(job: GradingJob, manifest: Manifest, id: string, module: CheckModule | null): Promise<CheckResult> {
+  const started = performance.now();
+  const ctx = new Context(manifest, job.seed, id, job.submissionDir);
+  const done = (status: CheckResult['status'], message: string, extra: Partial<CheckResult> = {}): CheckResult => ({
+    id,
+    status,
+    message: [message, ...ctx.notes].filter(Boolean).join('\n'),
+    ...(ctx.comm.messages > 0 || ctx.comm.virtualTimeUs > 0 ? { comm: { ...ctx.comm } } : {}),
+    ...extra,
+    durationMs: Math.round(performance.now() - started),
+  });
+  const fn = module?.checks[id];
+  if (!fn) return done('error', `BUG: no check function for check '${id}' in its check module`);
+  try {
+    await fn(ctx);
+    return done('passed', 'ok');
+  } catch (e) {
+    if (e instanceof CheckFailure) return done('failed', e.message, e.divergence ? { divergence: e.divergence } : {});
+    if (e instanceof CheckTimeout) return done('timeout', e.message);
+    const err = e as Error;
+    return done('error', `the check itself failed (a grader bug, not your code): ${err?.name ?? 'Error'}: ${err?.message ?? String(e)}`);
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * Grading one submission of one exercise, end to end: private copy,
+ * fingerprint, static policy check, the checks in an isolated process, and
+ * the rubric. Used by `pnpm grade` and by batch grading alike.
+ */
+import { existsSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import type { Exercise } from './exercises.ts';
+import { checkModulePath } from './paths.ts';
+import { checkPolicy, formatViolations, type PolicyViolation } from './policy.ts';
+import { privateCopy, SubmissionError } from './submission.ts';
+import { runIsolated } from './isolate.ts';
+import type { ChildMessage, CheckResult, GradingJob } from './results.ts';
+import type { Rubric, RubricCheck } from './rubric.ts';
+import { graderVersion } from './version.ts';
+
+/** Id of the automatic policy check (no points: failing it stops every other check). */
+export const POLICY_CHECK_ID = 'policy';
+
+/** What to grade, and how. */
+export interface GradeOptions {
+  exercise: Exercise;
+  /** The folder that holds the submission's `src/`. */
+  submissionDir: string;
+  /** Who or what this is (a student id); default the folder name. */
+  submissionId?: string;
+  seed: number;
+  /** Run hidden checks when they are present (default true). */
+  hidden?: boolean;
+  hintsShown?: number;
+  /** Progress, as checks start and end. */
+  onProgress?: (m: ChildMessage) => void;
+}
+
+function skipped(c: { id: string; title: string; points: number; visibility: 'public' | 'hidden' }, message: string): RubricCheck {
+  return { id: c.id, name: c.title, visibility: c.visibility, score: 0, maxScore: c.points, status: 'skipped', message, durationMs: 0 };
+}
+
+/** Grades `opts.submissionDir` against `opts.exercise`; always resolves to a rubric (status 'error' if grading itself failed). */
+export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
+  const started = Date.now();
+  const startedAt = new Date(started).toISOString();
+  const { manifest, folder } = opts.exercise;
+  const hiddenModule = opts.hidden === false ? null : checkModulePath(folder, 'hidden');
+  const publicModule = checkModulePath(folder, 'public');
+  const checks = manifest.checks.filter((c) => c.visibility === 'public' || hiddenModule);
+  const notes: string[] = [];
+  if (!hiddenModule) notes.push('hidden checks are not present: public checks only');
+  const base = {
+    schemaVersion: 1 as const,
+    exercise: folder,
+    grader: { version: graderVersion(), hiddenChecks: hiddenModule ? ('ran' as const) : ('absent' as const) },
+    seed: opts.seed,
+    startedAt,
+    ...(opts.hintsShown !== undefined ? { hintsShown: opts.hintsShown } : {}),
+  };
+  const submissionPath = resolve(opts.submissionDir);
+  const id = opts.submissionId ?? basename(submissionPath);
+
+  let copy;
+  try {
+    copy = privateCopy(submissionPath);
+  } catch (e) {
+    if (!(e instanceof SubmissionError)) throw e;
+    const policy: RubricCheck = { id: POLICY_CHECK_ID, name: 'Static policy: imports and constructs', visibility: 'public', score: 0, maxScore: 0, status: 'failed', message: e.message, durationMs: 0 };
+    return finish({ ...base, submission: { id, path: submissionPath, sha256: '0'.repeat(64) } }, [policy, ...checks.map((c) => skipped(c, 'not run: there is no submission to run'))], notes, started);
+  }
+  try {
+    const submission = { id, path: submissionPath, sha256: copy.sha256 };
+    // The static policy check, in this process, before any submission code runs.
+    const t0 = Date.now();
+    const violations: PolicyViolation[] = [];
+    for (const e of manifest.entry) {
+      if (!existsSync(join(copy.dir, e.file))) violations.push({ file: e.file, line: 0, column: 0, rule: 'import', message: `${e.file} is missing: the exercise is graded through it` });
+    }
+    violations.push(...checkPolicy(join(copy.dir, 'src'), manifest.allowedImports));
+    const policy: RubricCheck = {
+      id: POLICY_CHECK_ID,
+      name: 'Static policy: imports and constructs',
+      visibility: 'public',
+      score: 0,
+      maxScore: 0,
+      status: violations.length ? 'failed' : 'passed',
+      message: violations.length ? `the submission breaks the course's code policy, so it was not run:\n${formatViolations(violations)}` : `allowed imports: ${manifest.allowedImports.join(', ')}`,
+      durationMs: Date.now() - t0,
+    };
+    if (violations.length) return finish({ ...base, submission }, [policy, ...checks.map((c) => skipped(c, 'not run: the policy check failed'))], notes, started);
+
+    const job: GradingJob = {
+      folder,
+      manifestFile: join(opts.exercise.dir, 'exercise.json'),
+      submissionDir: copy.dir,
+      seed: opts.seed,
+      modules: { public: publicModule, hidden: hiddenModule },
+      checkIds: checks.map((c) => c.id),
+    };
+    const maxWorld = Math.max(...manifest.worldSizes);
+    const run = await runIsolated(job, { totalMs: manifest.timeLimits.totalMs, memoryMb: (manifest.memoryLimitMb ?? 256) * maxWorld + 1024 }, opts.onProgress);
+    const byId = new Map<string, CheckResult>(run.results.map((r) => [r.id, r]));
+    const rubricChecks = checks.map((c): RubricCheck => {
+      const r = byId.get(c.id);
+      if (r) {
+        return { id: c.id, name: c.title, visibility: c.visibility, score: r.status === 'passed' ? c.points : 0, maxScore: c.points, status: r.status, message: r.message, ...(r.divergence ? { divergence: r.divergence } : {}), ...(r.comm ? { comm: r.comm } : {}), durationMs: r.durationMs };
+      }
+      if (run.running === c.id) {
+        const status = run.ended === 'timeout' ? 'timeout' : run.ended === 'out-of-memory' ? 'failed' : 'error';
+        const tail = run.ended === 'crashed' && run.log ? `\n${run.log.trim().split('\n').slice(-5).join('\n')}` : '';
+        return { ...skipped(c, `${run.detail}${tail}`), status };
+      }
+      return skipped(c, `not run: ${run.detail || 'grading stopped'}`);
+    });
+    return finish({ ...base, submission }, [policy, ...rubricChecks], notes, started);
+  } finally {
+    copy.dispose();
+  }
+}
+
+function finish(base: Omit<Rubric, 'checks' | 'status' | 'score' | 'maxScore' | 'durationMs' | 'notes'>, checks: RubricCheck[], notes: string[], started: number): Rubric {
+  const score = checks.reduce((s, c) => s + c.score, 0);
+  const maxScore = checks.reduce((s, c) => s + c.maxScore, 0);
+  const status = checks.some((c) => c.status === 'error') ? 'error' : checks.every((c) => c.status === 'passed') ? 'passed' : 'failed';
+  return { ...base, durationMs: Date.now() - started, status, score, maxScore, ...(notes.length ? { notes } : {}), checks } as Rubric;
+}

@@ -1,0 +1,99 @@
+/**
+ * Exercise manifests (`exercise.json`): loading, schema validation with ajv
+ * (draft 2020-12), and the checks that a schema cannot express.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ErrorObject } from 'ajv';
+import { SCHEMA_DIR } from './paths.ts';
+
+/** One check of an exercise as the manifest declares it. */
+export interface ManifestCheck {
+  id: string;
+  title: string;
+  points: number;
+  visibility: 'public' | 'hidden';
+}
+
+/** An exercise manifest, as validated against grader/schema/exercise.schema.json. */
+export interface Manifest {
+  id: string;
+  slug: string;
+  title: string;
+  chapter: number;
+  summary: string;
+  entry: { file: string; exports: string[] }[];
+  allowedImports: string[];
+  worldSizes: number[];
+  timeLimits: { checkMs: number; totalMs: number };
+  memoryLimitMb?: number;
+  checks: ManifestCheck[];
+  totalPoints?: number;
+  hints: string[];
+  explanation: string;
+}
+
+/** A manifest that is not valid: names the file and every problem. */
+export class ManifestError extends Error {
+  override name = 'ManifestError';
+  constructor(
+    readonly file: string,
+    readonly problems: string[],
+  ) {
+    super(`${file} is not a valid exercise manifest:\n${problems.map((p) => `  - ${p}`).join('\n')}\nSee grader/schema/exercise.schema.json for the format.`);
+  }
+}
+
+let validateFn: ReturnType<Ajv2020['compile']> | undefined;
+
+function validator() {
+  if (!validateFn) {
+    const ajv = new Ajv2020({ allErrors: true, strict: true });
+    const schema = JSON.parse(readFileSync(join(SCHEMA_DIR, 'exercise.schema.json'), 'utf8'));
+    validateFn = ajv.compile(schema);
+  }
+  return validateFn;
+}
+
+/** Turns ajv's errors into lines a course author can act on. */
+export function describeAjvErrors(errors: ErrorObject[] | null | undefined): string[] {
+  return (errors ?? []).map((e) => {
+    const where = e.instancePath || '(top level)';
+    if (e.keyword === 'additionalProperties') return `${where}: unknown field '${(e.params as { additionalProperty: string }).additionalProperty}'`;
+    if (e.keyword === 'required') return `${where}: missing field '${(e.params as { missingProperty: string }).missingProperty}'`;
+    return `${where}: ${e.message}`;
+  });
+}
+
+/** Validates `data` as the manifest of the exercise in folder `folder`; returns it typed, or throws ManifestError. */
+export function validateManifest(data: unknown, file: string, folder?: string): Manifest {
+  const validate = validator();
+  if (!validate(data)) throw new ManifestError(file, describeAjvErrors(validate.errors));
+  const m = data as Manifest;
+  const problems: string[] = [];
+  if (folder !== undefined && folder !== `${m.id}-${m.slug}`) problems.push(`id and slug say the folder should be '${m.id}-${m.slug}', but it is '${folder}'`);
+  const ids = m.checks.map((c) => c.id);
+  const dup = ids.filter((id, i) => ids.indexOf(id) !== i);
+  if (dup.length) problems.push(`check ids must be unique; repeated: ${[...new Set(dup)].join(', ')}`);
+  const total = m.checks.reduce((s, c) => s + c.points, 0);
+  if (m.totalPoints !== undefined && Math.abs(total - m.totalPoints) > 1e-9) problems.push(`totalPoints is ${m.totalPoints} but the checks' points add up to ${total}`);
+  if (problems.length) throw new ManifestError(file, problems);
+  return m;
+}
+
+/** Reads and validates the manifest at `file`. */
+export function loadManifest(file: string, folder?: string): Manifest {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new ManifestError(file, [`cannot read it as JSON: ${(e as Error).message}`]);
+  }
+  return validateManifest(data, file, folder);
+}
+
+/** The sum of the points of every check. */
+export function maxPoints(m: Manifest, visibility?: 'public' | 'hidden'): number {
+  return m.checks.filter((c) => !visibility || c.visibility === visibility).reduce((s, c) => s + c.points, 0);
+}

@@ -1,0 +1,32 @@
+/**
+ * Where things are: the repository root, exercises, solutions, the grader's
+ * check modules and the students' grade records.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The grader package folder. */
+export const GRADER_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** The repository root. */
+export const ROOT = join(GRADER_DIR, '..');
+/** Exercises: `exercises/exNN-slug/`. */
+export const EXERCISES_DIR = join(ROOT, 'exercises');
+/** Reference solutions: `solutions/exNN-slug/` (absent in a student export). */
+export const SOLUTIONS_DIR = join(ROOT, 'solutions');
+/** Public check modules: `grader/checks/exNN-slug/checks.ts`. */
+export const PUBLIC_CHECKS_DIR = join(GRADER_DIR, 'checks');
+/** Hidden check modules: `grader/hidden/exNN-slug/checks.ts` (absent in a student export). */
+export const HIDDEN_CHECKS_DIR = join(GRADER_DIR, 'hidden');
+/** JSON schemas. */
+export const SCHEMA_DIR = join(GRADER_DIR, 'schema');
+/** A student's grade records: rubrics, hint counters. */
+export const GRADES_DIR = join(ROOT, '.grades');
+/** Private copies of submissions while they are graded (inside the repository so that @dtlab/* resolve). */
+export const WORK_DIR = join(ROOT, '.grading');
+
+/** The check module of `folder` (an exercise folder name) with `visibility`, if present. */
+export function checkModulePath(folder: string, visibility: 'public' | 'hidden'): string | null {
+  const p = join(visibility === 'public' ? PUBLIC_CHECKS_DIR : HIDDEN_CHECKS_DIR, folder, 'checks.ts');
+  return existsSync(p) ? p : null;
+}

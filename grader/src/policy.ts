@@ -1,0 +1,221 @@
+/**
+ * The static policy check: reads a submission's source with a real parser
+ * (@babel/parser with its TypeScript plugin) and reports every construct the
+ * course does not allow, with file, line and column:
+ *
+ * - imports other than the manifest's allowlist and relative files inside src/
+ *   (type-only imports are erased, so they are always allowed);
+ * - dynamic `import()`, `require`, `eval`, `Function` and other ways to run code
+ *   from strings or reach the host (`process`, `globalThis`, `Worker`, `fetch`...);
+ * - patching globals, prototypes or imported bindings (`Math.random = ...`,
+ *   `Float32Array.prototype.set = ...`, `Object.defineProperty(Tensor.prototype, ...)`),
+ *   and reaching constructors through `.constructor`.
+ *
+ * It is one layer of defence; the real one is that student code runs only in
+ * rank workers inside a grading process that is killed at its time limit.
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { parse } from '@babel/parser';
+
+/** One rule broken at one place. */
+export interface PolicyViolation {
+  file: string;
+  line: number;
+  column: number;
+  rule: 'import' | 'dynamic-code' | 'host-access' | 'patching' | 'syntax';
+  message: string;
+}
+
+const HOST_GLOBALS = new Set([
+  'process', 'globalThis', 'global', 'require', 'module', 'exports', '__dirname', '__filename',
+  'eval', 'Function', 'Worker', 'SharedWorker', 'fetch', 'XMLHttpRequest', 'WebSocket', 'importScripts', 'Deno', 'Bun',
+]);
+
+const BUILTINS = new Set([
+  'Math', 'Object', 'Array', 'Number', 'String', 'Boolean', 'Symbol', 'BigInt', 'JSON', 'Promise', 'Reflect', 'Proxy',
+  'Date', 'RegExp', 'Error', 'TypeError', 'RangeError', 'Map', 'Set', 'WeakMap', 'WeakSet', 'ArrayBuffer', 'SharedArrayBuffer',
+  'DataView', 'Atomics', 'console', 'performance', 'setTimeout', 'setInterval', 'setImmediate', 'queueMicrotask', 'structuredClone',
+  'Float32Array', 'Float64Array', 'Int8Array', 'Int16Array', 'Int32Array', 'Uint8Array', 'Uint8ClampedArray', 'Uint16Array',
+  'Uint32Array', 'BigInt64Array', 'BigUint64Array', 'Intl', 'WebAssembly',
+]);
+
+const PATCHING_CALLS = new Set([
+  'Object.defineProperty', 'Object.defineProperties', 'Object.setPrototypeOf', 'Object.assign',
+  'Reflect.set', 'Reflect.defineProperty', 'Reflect.setPrototypeOf', 'Reflect.deleteProperty',
+]);
+
+type Node = { type: string; loc?: { start: { line: number; column: number } }; [k: string]: unknown };
+
+/** The source files of a submission folder (`.ts`, `.mts`, `.js`, `.mjs`), relative paths, sorted. */
+export function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d).sort()) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (/\.(m?ts|m?js|tsx|jsx|cts|cjs)$/.test(name)) out.push(relative(dir, p));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** Checks every source file under `srcDir` against the policy; returns the violations (empty: allowed). */
+export function checkPolicy(srcDir: string, allowedImports: readonly string[]): PolicyViolation[] {
+  const violations: PolicyViolation[] = [];
+  for (const file of sourceFiles(srcDir)) {
+    violations.push(...checkSource(readFileSync(join(srcDir, file), 'utf8'), join('src', file), srcDir, join(srcDir, file), allowedImports));
+  }
+  return violations;
+}
+
+/** Checks one file's source text. `absFile` locates relative imports; they must stay inside `srcDir`. */
+export function checkSource(code: string, file: string, srcDir: string, absFile: string, allowedImports: readonly string[]): PolicyViolation[] {
+  const out: PolicyViolation[] = [];
+  const at = (n: Node, rule: PolicyViolation['rule'], message: string) =>
+    out.push({ file, line: n.loc?.start.line ?? 0, column: (n.loc?.start.column ?? 0) + 1, rule, message });
+  let ast: Node;
+  try {
+    ast = parse(code, { sourceType: 'module', plugins: ['typescript'], errorRecovery: false }) as unknown as Node;
+  } catch (e) {
+    const err = e as Error & { loc?: { line: number; column: number } };
+    out.push({ file, line: err.loc?.line ?? 0, column: (err.loc?.column ?? 0) + 1, rule: 'syntax', message: `syntax error: ${err.message.replace(/\s*\(\d+:\d+\)$/, '')}` });
+    return out;
+  }
+  const imported = new Set<string>();
+
+  const checkSourceSpec = (n: Node, spec: string, typeOnly: boolean) => {
+    if (typeOnly) return;
+    if (spec.startsWith('./') || spec.startsWith('../')) {
+      const target = resolve(dirname(absFile), spec);
+      if (target !== srcDir && !target.startsWith(srcDir + sep)) at(n, 'import', `import of '${spec}' leaves the submission's src/ folder`);
+      return;
+    }
+    if (!allowedImports.includes(spec)) {
+      at(n, 'import', `import of '${spec}' is not allowed in this exercise (allowed: ${allowedImports.join(', ') || 'only files in src/'})`);
+    }
+  };
+
+  const rootOf = (n: Node): Node => {
+    let x = n;
+    while (x.type === 'MemberExpression' || x.type === 'OptionalMemberExpression' || x.type === 'TSNonNullExpression' || x.type === 'TSAsExpression') {
+      x = (x.type === 'TSNonNullExpression' || x.type === 'TSAsExpression' ? x.expression : x.object) as Node;
+    }
+    return x;
+  };
+  const memberName = (n: Node): string | null => {
+    const p = n.property as Node;
+    if (!n.computed && p.type === 'Identifier') return p.name as string;
+    if (p.type === 'StringLiteral') return p.value as string;
+    return null;
+  };
+  const touchesPrototype = (n: Node): boolean => {
+    for (let x = n; x.type === 'MemberExpression' || x.type === 'OptionalMemberExpression'; x = x.object as Node) {
+      const name = memberName(x);
+      if (name === 'prototype' || name === '__proto__') return true;
+    }
+    return false;
+  };
+  const patchTarget = (target: Node): string | null => {
+    if (target.type !== 'MemberExpression' && target.type !== 'OptionalMemberExpression') return null;
+    const root = rootOf(target);
+    if (touchesPrototype(target)) return 'a prototype';
+    if (root.type === 'Identifier' && BUILTINS.has(root.name as string)) return `the built-in ${root.name as string}`;
+    if (root.type === 'Identifier' && imported.has(root.name as string)) return `the imported ${root.name as string}`;
+    return null;
+  };
+  const calleeName = (c: Node): string | null =>
+    c.type === 'MemberExpression' && (c.object as Node).type === 'Identifier' ? `${(c.object as Node).name as string}.${memberName(c) ?? '?'}` : null;
+
+  // Identifiers in these positions are names, not references to globals.
+  const isNameOnly = (parent: Node | null, key: string): boolean => {
+    if (!parent) return false;
+    if ((parent.type === 'MemberExpression' || parent.type === 'OptionalMemberExpression') && key === 'property' && !parent.computed) return true;
+    if ((parent.type === 'ObjectProperty' || parent.type === 'ObjectMethod' || parent.type === 'ClassProperty' || parent.type === 'ClassMethod' || parent.type === 'TSPropertySignature' || parent.type === 'ClassPrivateProperty') && key === 'key' && !parent.computed) return true;
+    if (parent.type.startsWith('TS') && parent.type !== 'TSNonNullExpression' && parent.type !== 'TSAsExpression' && parent.type !== 'TSSatisfiesExpression' && parent.type !== 'TSTypeAssertion') return true;
+    if (parent.type === 'ImportSpecifier' || parent.type === 'ExportSpecifier' || parent.type === 'LabeledStatement' || parent.type === 'BreakStatement' || parent.type === 'ContinueStatement') return true;
+    return false;
+  };
+
+  const visit = (n: Node, parent: Node | null, key: string) => {
+    switch (n.type) {
+      case 'ImportDeclaration': {
+        const typeOnly = n.importKind === 'type';
+        checkSourceSpec(n, (n.source as Node).value as string, typeOnly);
+        if (!typeOnly) for (const s of n.specifiers as Node[]) imported.add((s.local as Node).name as string);
+        return; // nothing inside an import needs a look
+      }
+      case 'ExportNamedDeclaration':
+      case 'ExportAllDeclaration':
+        if (n.source) checkSourceSpec(n, (n.source as Node).value as string, n.exportKind === 'type');
+        break;
+      case 'ImportExpression':
+        at(n, 'dynamic-code', 'dynamic import() is not allowed: import modules statically at the top of the file');
+        break;
+      case 'Import':
+        at(n, 'dynamic-code', 'dynamic import() is not allowed: import modules statically at the top of the file');
+        break;
+      case 'TSImportEqualsDeclaration':
+        at(n, 'import', '`import x = require(...)` is not allowed: use an ES import from the allowlist');
+        return;
+      case 'MetaProperty':
+        if ((n.meta as Node).name === 'import') at(n, 'host-access', 'import.meta is not allowed');
+        break;
+      case 'Identifier':
+        if (HOST_GLOBALS.has(n.name as string) && !isNameOnly(parent, key)) {
+          at(n, n.name === 'eval' || n.name === 'Function' ? 'dynamic-code' : 'host-access', `'${n.name as string}' is not allowed in a submission${n.name === 'process' ? ' (use comm.rank and comm.worldSize; rank programs must not touch the process)' : ''}`);
+        }
+        break;
+      case 'MemberExpression':
+      case 'OptionalMemberExpression':
+        if (memberName(n) === 'constructor') at(n, 'dynamic-code', "reaching a constructor through '.constructor' is not allowed");
+        if (memberName(n) === '__proto__') at(n, 'patching', "'__proto__' is not allowed");
+        break;
+      case 'AssignmentExpression':
+      case 'UpdateExpression': {
+        const target = (n.type === 'AssignmentExpression' ? n.left : n.argument) as Node;
+        const what = patchTarget(target);
+        if (what) at(n, 'patching', `assigning to a property of ${what} is not allowed: submissions must not patch globals, prototypes or imported code`);
+        break;
+      }
+      case 'UnaryExpression':
+        if (n.operator === 'delete') {
+          const what = patchTarget(n.argument as Node);
+          if (what) at(n, 'patching', `deleting a property of ${what} is not allowed`);
+        }
+        break;
+      case 'CallExpression':
+      case 'OptionalCallExpression': {
+        const callee = n.callee as Node;
+        if (callee.type === 'Import') break;
+        const name = calleeName(callee);
+        if (name && PATCHING_CALLS.has(name)) {
+          const first = (n.arguments as Node[])[0];
+          const what = first ? (first.type === 'Identifier' && (BUILTINS.has(first.name as string) || imported.has(first.name as string)) ? `${first.name as string}` : patchTarget(first)) : null;
+          if (what) at(n, 'patching', `${name} on ${what} is not allowed: submissions must not patch globals, prototypes or imported code`);
+        }
+        break;
+      }
+    }
+    for (const [k, v] of Object.entries(n)) {
+      if (k === 'loc' || k === 'start' || k === 'end' || k === 'extra' || k === 'leadingComments' || k === 'trailingComments' || k === 'innerComments') continue;
+      if (Array.isArray(v)) {
+        for (const c of v) if (c && typeof c === 'object' && typeof (c as Node).type === 'string') visit(c as Node, n, k);
+      } else if (v && typeof v === 'object' && typeof (v as Node).type === 'string') visit(v as Node, n, k);
+    }
+  };
+  // Collect import bindings first so that patching checks know them wherever they appear.
+  for (const s of (ast.program as Node).body as Node[]) {
+    if (s.type === 'ImportDeclaration' && s.importKind !== 'type') for (const sp of s.specifiers as Node[]) imported.add((sp.local as Node).name as string);
+  }
+  visit(ast.program as Node, null, 'program');
+  return out;
+}
+
+/** One line per violation: `src/x.ts:12:5 import of 'node:fs' is not allowed ...`. */
+export function formatViolations(v: readonly PolicyViolation[], max = 10): string {
+  const lines = v.slice(0, max).map((x) => `${x.file}:${x.line}:${x.column} ${x.message}`);
+  if (v.length > max) lines.push(`... and ${v.length - max} more`);
+  return lines.join('\n');
+}

@@ -1,0 +1,25 @@
+/**
+ * Helpers for rank programs, the code that check modules run on the ranks
+ * (`@dtlab/grader/program`). This module is small on purpose: it is loaded
+ * in every rank worker next to the submission.
+ */
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** The absolute path of `relative` next to the module at `metaUrl`: `programPath(import.meta.url, './programs.ts')`. */
+export function programPath(metaUrl: string, relative: string): string {
+  return fileURLToPath(new URL(relative, metaUrl));
+}
+
+/**
+ * Imports the submission's `file` and returns its export `name`, which must
+ * be a function (or a class). The error names the file and what it exports.
+ */
+export async function loadExport<T = (...args: any[]) => any>(file: string, name: string): Promise<T> {
+  const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  const fn = mod[name];
+  if (typeof fn !== 'function') {
+    const exported = Object.keys(mod).join(', ') || 'nothing';
+    throw new TypeError(`the submission's ${file.split('/').slice(-2).join('/')} must export a function named '${name}', but it exports: ${exported}`);
+  }
+  return fn as T;
+}

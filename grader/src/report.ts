@@ -1,0 +1,56 @@
+/**
+ * The terminal report of a grading run: each check with its verdict and
+ * points, the first wrong value, the communication, and what to do next.
+ * Colours on a terminal, plain text otherwise (and when NO_COLOR is set).
+ */
+import pc from 'picocolors';
+import type { Rubric, RubricCheck } from './rubric.ts';
+
+/** Colour functions, or identity functions when colour is off. */
+export function palette(color: boolean) {
+  const id = (s: string) => s;
+  return color
+    ? { green: pc.green, red: pc.red, yellow: pc.yellow, dim: pc.dim, bold: pc.bold, cyan: pc.cyan }
+    : { green: id, red: id, yellow: id, dim: id, bold: id, cyan: id };
+}
+
+const LABEL: Record<RubricCheck['status'], string> = { passed: 'PASS', failed: 'FAIL', error: 'ERROR', timeout: 'TIME', skipped: 'SKIP' };
+
+function bytes(b: number): string {
+  return b < 1024 ? `${b} B` : b < 1024 ** 2 ? `${(b / 1024).toFixed(1)} KiB` : `${(b / 1024 ** 2).toFixed(1)} MiB`;
+}
+
+function us(x: number): string {
+  return x < 1000 ? `${x.toFixed(1)} µs` : `${(x / 1000).toFixed(2)} ms`;
+}
+
+/** The report's lines for `rubric`. */
+export function formatReport(r: Rubric, opts: { color: boolean; title?: string; rubricPath?: string; exerciseId?: string; hintsLeft?: number }): string {
+  const c = palette(opts.color);
+  const lines: string[] = [];
+  lines.push(c.bold(`${r.exercise}${opts.title ? `: ${opts.title}` : ''}`));
+  lines.push(c.dim(`submission ${r.submission.path} · seed ${r.seed} (rerun with --seed ${r.seed}) · grader ${r.grader.version}`));
+  lines.push('');
+  const idWidth = Math.max(...r.checks.map((x) => x.id.length), 6);
+  for (const ch of r.checks) {
+    const color = ch.status === 'passed' ? c.green : ch.status === 'skipped' ? c.dim : ch.status === 'failed' ? c.red : c.yellow;
+    const points = `${ch.score}/${ch.maxScore}`;
+    lines.push(`  ${color(LABEL[ch.status].padEnd(5))} ${ch.id.padEnd(idWidth)}  ${ch.name}  ${c.dim(`${points} · ${ch.durationMs} ms${ch.visibility === 'hidden' ? ' · hidden' : ''}`)}`);
+    if (ch.status !== 'passed' && ch.message) for (const l of ch.message.split('\n').slice(0, 12)) lines.push(`        ${l}`);
+    if (ch.divergence && ch.divergence.index !== null) {
+      const d = ch.divergence;
+      lines.push(c.cyan(`        first wrong value: ${d.rank !== null ? `rank ${d.rank}, ` : ''}${d.label ? `${d.label}, ` : ''}index ${JSON.stringify(d.index)}: expected ${d.expected}, actual ${d.actual}`));
+    }
+    if (ch.comm && ch.status !== 'skipped') lines.push(c.dim(`        communication: ${ch.comm.messages} messages, ${bytes(ch.comm.bytes)}, virtual time ${us(ch.comm.virtualTimeUs)}`));
+  }
+  lines.push('');
+  const hidden = r.checks.filter((x) => x.visibility === 'hidden').length;
+  lines.push(r.grader.hiddenChecks === 'ran' ? `hidden checks: ran (${hidden})` : c.yellow('hidden checks: not present (public checks only)'));
+  const verdict = r.status === 'passed' ? c.green('passed') : r.status === 'failed' ? c.red('failed') : c.yellow('grading error');
+  lines.push(c.bold(`score ${r.score}/${r.maxScore} · ${verdict}`) + c.dim(` · ${(r.durationMs / 1000).toFixed(1)} s${opts.rubricPath ? ` · rubric written to ${opts.rubricPath}` : ''}`));
+  const id = opts.exerciseId ?? r.exercise.slice(0, 4);
+  if (r.status === 'passed') lines.push(`All checks passed. \`pnpm explain ${id}\` explains why the tempting idea fails.`);
+  else if (r.status === 'error') lines.push('Grading itself failed: this is not your fault. Show this output to a TA.');
+  else if (opts.hintsLeft && opts.hintsLeft > 0) lines.push(`Stuck? \`pnpm hint ${id}\` shows the next hint (${opts.hintsLeft} left).`);
+  return lines.join('\n');
+}

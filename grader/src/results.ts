@@ -1,0 +1,36 @@
+/**
+ * What the grading process reports for each check, before points are given.
+ */
+import type { Divergence } from './check-api.ts';
+import type { CommSummary } from './context.ts';
+
+/** How a check ended. */
+export type CheckStatus = 'passed' | 'failed' | 'error' | 'timeout' | 'skipped';
+
+/** One check's outcome, as the grading process sends it to the grader. */
+export interface CheckResult {
+  id: string;
+  status: CheckStatus;
+  message: string;
+  divergence?: Divergence;
+  comm?: CommSummary;
+  durationMs: number;
+}
+
+/** The job a grading process runs: everything it needs, as plain data. */
+export interface GradingJob {
+  /** Exercise folder name. */
+  folder: string;
+  /** Path of the validated manifest. */
+  manifestFile: string;
+  /** The private copy of the submission (holds src/). */
+  submissionDir: string;
+  seed: number;
+  /** Check modules to load (absolute paths), by visibility. */
+  modules: { public: string | null; hidden: string | null };
+  /** Ids of the checks to run, in order. */
+  checkIds: string[];
+}
+
+/** Grading process to grader, over the IPC channel. */
+export type ChildMessage = { type: 'check-started'; id: string } | { type: 'check-done'; result: CheckResult } | { type: 'finished' };

@@ -1,0 +1,58 @@
+/**
+ * A submission: the folder a student hands in (it holds the exercise's
+ * `src/`). Grading never touches it: it copies `src/` into a private folder
+ * and fingerprints what it copied.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { WORK_DIR } from './paths.ts';
+
+/** A private copy of a submission's `src/`, and its fingerprint. */
+export interface PrivateCopy {
+  /** The private folder; its `src/` is what runs. */
+  dir: string;
+  /** SHA-256 over the sorted file names and contents of `src/`. */
+  sha256: string;
+  /** Deletes the private folder. */
+  dispose(): void;
+}
+
+/** A submission folder that cannot be graded: names it and what is missing. */
+export class SubmissionError extends Error {
+  override name = 'SubmissionError';
+}
+
+/** Every regular file under `dir`, as sorted relative paths with '/' separators. */
+function allFiles(dir: string, rel = ''): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(join(dir, rel)).sort()) {
+    const r = rel ? `${rel}/${name}` : name;
+    const st = lstatSync(join(dir, r));
+    if (st.isDirectory()) out.push(...allFiles(dir, r));
+    else if (st.isFile()) out.push(r);
+  }
+  return out;
+}
+
+/** SHA-256 fingerprint of every file under `dir` (names and contents, in sorted order). */
+export function hashTree(dir: string): string {
+  const h = createHash('sha256');
+  if (existsSync(dir)) for (const f of allFiles(dir)) h.update(f).update('\0').update(readFileSync(join(dir, f))).update('\0');
+  return h.digest('hex');
+}
+
+/** Copies `submissionDir/src` into a new private folder under `workDir` (default `.grading/`). */
+export function privateCopy(submissionDir: string, workDir = WORK_DIR): PrivateCopy {
+  const src = join(resolve(submissionDir), 'src');
+  if (!existsSync(src) || !statSync(src).isDirectory()) {
+    throw new SubmissionError(
+      `${submissionDir} has no src/ folder: a submission is a folder holding the exercise's src/ (for example exercises/ex01-allreduce-mean or solutions/ex01-allreduce-mean)`,
+    );
+  }
+  const dir = join(workDir, `${basename(resolve(submissionDir)).replace(/[^A-Za-z0-9_.-]/g, '_')}-${randomBytes(6).toString('hex')}`);
+  mkdirSync(dir, { recursive: true });
+  // Regular files and folders only: a symlink in a submission could point anywhere.
+  cpSync(src, join(dir, 'src'), { recursive: true, filter: (p) => !lstatSync(p).isSymbolicLink() });
+  return { dir, sha256: hashTree(join(dir, 'src')), dispose: () => rmSync(dir, { recursive: true, force: true }) };
+}
