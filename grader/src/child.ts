@@ -6,7 +6,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { loadCheckModule, runCheck } from './engine.ts';
-import { loadManifest } from './manifest.ts';
 import type { ChildMessage, GradingJob } from './results.ts';
 
 function send(m: ChildMessage): Promise<void> {
@@ -23,7 +22,7 @@ function send(m: ChildMessage): Promise<void> {
 
 async function main(): Promise<void> {
   const job = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as GradingJob;
-  const manifest = loadManifest(job.manifestFile, job.folder);
+  const manifest = job.manifest;
   const modules = { public: await loadCheckModule(job.modules.public), hidden: await loadCheckModule(job.modules.hidden) };
   for (const id of job.checkIds) {
     const check = manifest.checks.find((c) => c.id === id)!;

@@ -88,7 +88,7 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
 
     const job: GradingJob = {
       folder,
-      manifestFile: join(opts.exercise.dir, 'exercise.json'),
+      manifest,
       submissionDir: copy.dir,
       seed: opts.seed,
       modules: { public: publicModule, hidden: hiddenModule },

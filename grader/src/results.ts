@@ -3,6 +3,7 @@
  */
 import type { Divergence } from './check-api.ts';
 import type { CommSummary } from './context.ts';
+import type { Manifest } from './manifest.ts';
 
 /** How a check ended. */
 export type CheckStatus = 'passed' | 'failed' | 'error' | 'timeout' | 'skipped';
@@ -21,8 +22,8 @@ export interface CheckResult {
 export interface GradingJob {
   /** Exercise folder name. */
   folder: string;
-  /** Path of the validated manifest. */
-  manifestFile: string;
+  /** The validated manifest (as the grader loaded it; tests may tighten its limits). */
+  manifest: Manifest;
   /** The private copy of the submission (holds src/). */
   submissionDir: string;
   seed: number;
