@@ -53,6 +53,10 @@ describe('ParityError', () => {
     expect(err.position).toEqual([1, 1]);
     expect(err.expected).toBe(5);
     expect(err.actual).toBe(50);
+    const deep = parityErrorOf(() => assertClose(tensor([0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0], { shape: [2, 2, 3] }), tensor(new Array(12).fill(0), { shape: [2, 2, 3] })));
+    expect(deep.index).toBe(8);
+    expect(deep.position).toEqual([1, 0, 2]);
+    expect(deep.message).toContain('index [1,0,2] (flat 8)');
   });
 
   it('carries maxAbsDiff over all elements and the number of mismatches', () => {

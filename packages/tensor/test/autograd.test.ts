@@ -155,6 +155,26 @@ describe('hooks', () => {
     expect(x.grad!.toArray()).toEqual([30, 30]);
   });
 
+  it('several hooks on one tensor run in registration order, each receiving the previous one\'s result', () => {
+    const x = f64([1], true);
+    const h = x.mul(1);
+    const order: string[] = [];
+    h.registerHook((g) => (order.push('double'), g.mul(2)));
+    h.registerHook((g) => (order.push('plus one'), g.add(1)));
+    h.mul(5).sum().backward();
+    expect(order).toEqual(['double', 'plus one']);
+    expect(x.grad!.item()).toBe(5 * 2 + 1);
+  });
+
+  it('several post-accumulate hooks on one leaf run in registration order', () => {
+    const x = f64([1], true);
+    const order: number[] = [];
+    x.registerPostAccumulateGradHook(() => void order.push(1));
+    x.registerPostAccumulateGradHook(() => void order.push(2));
+    x.mul(2).sum().backward();
+    expect(order).toEqual([1, 2]);
+  });
+
   it('a hook on a leaf changes what is accumulated into .grad', () => {
     const x = f64([1, 2], true);
     x.registerHook((g) => g.neg());

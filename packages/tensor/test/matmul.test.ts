@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { ShapeError, type DType, tensor } from '../src/index.ts';
 import { matmulRef, smallInts } from './support/reference.ts';
 
-/** The product of `a` [B?,M,K] and `b` [B?,K,N] batch by batch; `ab`/`bb` are 0 for an unbatched operand. */
+/** The product of `a` [B?,M,K] and `b` [B?,K,N] batch by batch; an unbatched operand is reused for every batch. */
 function batchedRef(a: number[], b: number[], batch: number, aBatched: boolean, bBatched: boolean, m: number, k: number, n: number): number[] {
   const out: number[] = [];
   for (let i = 0; i < batch; i++) {

@@ -28,11 +28,12 @@ describe('Module parameters', () => {
       readonly scale = tensor([1], { requiresGrad: true });
       readonly buffer = tensor([0]); // does not require grad: not a parameter
       readonly heads = [new Linear(3, 1, { seed: 2, bias: false }), new Linear(3, 1, { seed: 3 })];
+      readonly gains = [tensor([1], { requiresGrad: true }), tensor([2]), tensor([3], { requiresGrad: true })];
       forward(x: Tensor): Tensor {
         return this.heads[0]!.forward(this.act.forward(this.fc1.forward(x))).mul(this.scale);
       }
     }
-    expect(new Net().namedParameters().map(([n]) => n)).toEqual(['fc1.weight', 'fc1.bias', 'scale', 'heads.0.weight', 'heads.1.weight', 'heads.1.bias']);
+    expect(new Net().namedParameters().map(([n]) => n)).toEqual(['fc1.weight', 'fc1.bias', 'scale', 'heads.0.weight', 'heads.1.weight', 'heads.1.bias', 'gains.0', 'gains.2']);
   });
 
   it('zeroGrad clears every parameter\'s gradient to null', () => {

@@ -58,6 +58,18 @@ describe('Generator', () => {
     expect(new Generator(1).permutation(20)).not.toEqual(new Generator(2).permutation(20));
   });
 
+  it('permutation(3) draws each of the 6 orders about equally often (an unbiased shuffle)', () => {
+    const g = new Generator(6);
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 6000; i++) {
+      const key = g.permutation(3).join('');
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    expect([...counts.keys()].sort()).toEqual(['012', '021', '102', '120', '201', '210']);
+    // Each expects 1000 ± 29 (one standard deviation).
+    for (const c of counts.values()) expect(Math.abs(c - 1000)).toBeLessThan(150);
+  });
+
   it('int(n) stays in [0, n) and hits every value', () => {
     const xs = draw(new Generator(5), 2000, (g) => g.int(7));
     expect(new Set(xs)).toEqual(new Set([0, 1, 2, 3, 4, 5, 6]));
@@ -124,6 +136,24 @@ describe('random tensors', () => {
       const within = xs.filter((x) => Math.abs(x) < 1).length / xs.length;
       expect(Math.abs(within - 0.6827)).toBeLessThan(0.01);
     }
+  });
+
+  it('randn samples are uncorrelated, including the two of each Box-Muller pair', () => {
+    const xs = randn([100_000], { seed: 15, dtype: 'float64' }).toArray();
+    const corr = (lag: number, step: number) => {
+      let s = 0;
+      let n = 0;
+      for (let i = 0; i + lag < xs.length; i += step, n++) s += xs[i]! * xs[i + lag]!;
+      return s / n;
+    };
+    // Standard error about 0.0045 for 50000 pairs.
+    expect(Math.abs(corr(1, 2))).toBeLessThan(0.03);
+    expect(Math.abs(corr(2, 1))).toBeLessThan(0.03);
+  });
+
+  it('float32 rand draws 24 random bits per sample (multiples of 2^-24), so it can never round up to 1', () => {
+    const xs = rand([10_000], { seed: 16 }).toArray();
+    expect(xs.every((x) => Number.isInteger(x * 2 ** 24))).toBe(true);
   });
 
   it('the same seed gives the same tensor, a different seed a different one', () => {

@@ -48,8 +48,3 @@ export function dense(t: Tensor): Float32Array | Float64Array {
 export function definedOptions<T extends object>(opts: T | undefined): Partial<T> {
   return Object.fromEntries(Object.entries(opts ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
-
-/** `opts` without its undefined fields, so that `{ momentum: undefined }` keeps the default. */
-export function definedOnly<T extends object>(opts: T): Partial<T> {
-  return Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
