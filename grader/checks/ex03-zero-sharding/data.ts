@@ -56,15 +56,17 @@ export function meanGrads(spec: GradSpec, worldSize: number, step: number): Tens
   });
 }
 
-/** Single-process AdamW, `spec.steps` steps on the mean gradients: the flat parameters every rank must end with. */
-export function expectedParams(spec: GradSpec, worldSize: number): Tensor {
+/** Single-process AdamW on the mean gradients: the flat parameters every rank must hold after each step. */
+export function expectedParamsByStep(spec: GradSpec, worldSize: number): Tensor[] {
   const params = initialParams(spec);
   const adamw = new optim.AdamW(params, spec.opts);
+  const after: Tensor[] = [];
   for (let s = 0; s < spec.steps; s++) {
     meanGrads(spec, worldSize, s).forEach((g, i) => (params[i]!.grad = g));
     adamw.step();
+    after.push(flattenTensors(params));
   }
-  return flattenTensors(params);
+  return after;
 }
 
 /** Total parameter elements P of `shapes`. */

@@ -1,18 +1,14 @@
 /**
- * Exercise 3: ZeRO stage 1 for AdamW (reference solution).
+ * Exercise 3: ZeRO stage 1 for AdamW.
  *
- * Sharding the optimizer state does not change what data parallelism needs:
- * every rank still sees a different mini-batch, so the gradient must be
- * averaged over all ranks before the update. ZeRO does that average with a
- * reduce-scatter, which leaves each rank only the averaged gradient of its
- * own shard: exactly what it needs to update that shard. The all-gather
- * afterwards then hands every rank the other shards. Together the two cost
- * 2(N-1)/N·P elements sent per rank, the same as the all-reduce of plain
- * data parallelism: the memory saving comes for free in communication.
+ * Adam keeps two moments per parameter element, so its state is twice the
+ * size of the model, on every data-parallel rank. ZeRO stage 1 shards that
+ * state: the P parameter elements, laid end to end in one flat buffer, are
+ * split into N chunks (`chunkBounds(P, N)`), and rank r keeps the moments of
+ * chunk r only and updates only chunk r. An all-gather then gives every rank
+ * the whole updated model. See README.md.
  *
- * Skipping the reduction ("the all-gather makes the ranks agree anyway")
- * makes the ranks agree on a wrong model: shard r is updated from rank r's
- * mini-batch alone.
+ * You may use @dtlab/tensor, @dtlab/runtime and @dtlab/collectives.
  */
 import { FlatBuffer, chunkBounds, noGrad, zeros, type ChunkBound, type Tensor, type TypedArray, type optim } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
@@ -89,8 +85,9 @@ export class ZeroAdamW {
   async step(): Promise<void> {
     const { rank } = this.comm;
     const { start, end } = this.shards[rank]!;
-    // The mean gradient, but only the part this rank updates. Every rank saw
-    // a different mini-batch, so the mean needs every rank's contribution.
+    // This rank only updates its own shard, so it only needs the gradient of
+    // that shard. No need to exchange gradients: the all-gather below hands
+    // every rank the same updated parameters anyway, so the ranks stay in sync.
     const grad = this.flat.flatGrads().slice(0, start, end).clone();
     const shard = this.flat.buffer.slice(0, start, end).clone();
     this.state.step++;

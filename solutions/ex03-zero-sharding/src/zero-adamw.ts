@@ -91,7 +91,7 @@ export class ZeroAdamW {
     const { start, end } = this.shards[rank]!;
     // The mean gradient, but only the part this rank updates. Every rank saw
     // a different mini-batch, so the mean needs every rank's contribution.
-    const grad = await reduceScatter(this.comm, this.flat.flatGrads(), { op: 'sum' });
+    const grad = await reduceScatter(this.comm, this.flat.flatGrads(), { op: 'avg' });
     const shard = this.flat.buffer.slice(0, start, end).clone();
     this.state.step++;
     adamwUpdate(shard.data(), grad.data(), this.state.expAvg.data(), this.state.expAvgSq.data(), this.state.step, this.options);
