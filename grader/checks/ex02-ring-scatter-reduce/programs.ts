@@ -1,0 +1,40 @@
+/**
+ * Rank programs of the ex02 checks: they run in the rank workers, call the
+ * submission once per buffer length, and return the chunk it resolved to
+ * each time.
+ *
+ * Between two calls each rank sends itself an empty "fence" message tagged
+ * FENCE_TAG + call. The fabric records it in the trace like any message, so
+ * the checker can tell which of a rank's messages belong to which call
+ * (a rank's messages enter the trace in the order it sent them).
+ */
+import type { Comm } from '@dtlab/runtime';
+import { Tensor, zeros } from '@dtlab/tensor';
+import { loadExport } from '@dtlab/grader/program';
+import { rankInput } from './data.ts';
+
+/** Tag of the fence after call k: FENCE_TAG + k. */
+export const FENCE_TAG = 1_000_000_000;
+
+type RingScatterReduce = (comm: Comm, data: Tensor) => Promise<Tensor>;
+
+function describe(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
+  return typeof v === 'object' ? `a ${(v as object).constructor?.name ?? 'object'}` : `a ${typeof v}`;
+}
+
+/** Runs the submission's ringScatterReduce on a seeded buffer of each length in turn; returns the chunk of each call. */
+export async function scatterReduceCalls(comm: Comm, entry: string, seed: number, lengths: number[]): Promise<Tensor[]> {
+  const ringScatterReduce = await loadExport<RingScatterReduce>(entry, 'ringScatterReduce');
+  const chunks: Tensor[] = [];
+  for (const [k, n] of lengths.entries()) {
+    const chunk = await ringScatterReduce(comm, rankInput(seed, comm.rank, n));
+    if (!(chunk instanceof Tensor)) {
+      throw new TypeError(`ringScatterReduce must resolve to a Tensor (this rank's chunk), but with ${n} elements it resolved to ${describe(chunk)}`);
+    }
+    chunks.push(chunk);
+    comm.isend(comm.rank, zeros([0]), { tag: FENCE_TAG + k });
+    await comm.recv(comm.rank, { tag: FENCE_TAG + k });
+  }
+  return chunks;
+}
