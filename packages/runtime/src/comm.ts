@@ -9,8 +9,9 @@
  * - `isend`/`irecv` start an operation and return a `Work`; `wait()` ends it.
  *   `sendRecv` is one ring step: send to one neighbour, receive from another.
  */
-import { Tensor, fromTransferable, noGrad, toTransferable, type DType } from '@dtlab/tensor';
+import { Tensor, fromTransferable, noGrad, type DType, type TransferableTensor } from '@dtlab/tensor';
 import type { Payload } from './fabric.ts';
+import { SendBuffers, typedView } from './send-buffers.ts';
 import { InjectedFaultError, RankFailedError, type CollectiveCall } from './errors.ts';
 import type { Fault } from './types.ts';
 
@@ -18,6 +19,14 @@ import type { Fault } from './types.ts';
 export interface SendOptions {
   /** Non-negative integer that a receive must name to get this message. Default 0. */
   tag?: number;
+  /**
+   * Move `t`'s buffer into the message instead of copying it: no copy and no
+   * new memory, but `t` is left empty (its buffer is detached) and must not be
+   * used again. `t` must own its whole buffer (a received tensor does; a view
+   * does not). For libraries that pass on buffers they own, such as a ring
+   * all-reduce forwarding the chunk it just received.
+   */
+  transfer?: boolean;
 }
 
 /** Options of `recv`/`irecv`. */
@@ -72,8 +81,9 @@ export class Comm {
   private collectiveIndex = 0;
   private opCount = 0;
   private readonly pending = new Map<number, { resolve: (c: Completion) => void }>();
-  private readonly failedPeers = new Map<number, string>();
+  private readonly failedPeers = new Map<number, { root: number; message: string }>();
   private vt = 0;
+  private readonly sendBuffers = new SendBuffers();
   private readonly crashAt: number | undefined;
 
   /** @internal Backends create Comms. */
@@ -112,8 +122,8 @@ export class Comm {
     const tag = this.checkTag('send', opts.tag);
     if (!(t instanceof Tensor)) throw new TypeError(`rank ${this.rank}: send to rank ${dst}: expected a Tensor, got ${describe(t)}`);
     const failed = this.failedPeers.get(dst);
-    if (failed !== undefined) throw new RankFailedError(this.rank, dst, failed, `send to rank ${dst} (tag ${tag})`);
-    const { dtype, shape, buffer } = toTransferable(t);
+    if (failed !== undefined) throw new RankFailedError(this.rank, failed.root, failed.message, `send to rank ${dst} (tag ${tag})`);
+    const { dtype, shape, buffer } = opts.transfer ? moveOut(this.rank, dst, t) : this.sendBuffers.copy(t);
     this.transport.send(dst, tag, { dtype, shape, buffer });
     return new Work(async () => undefined);
   }
@@ -129,9 +139,9 @@ export class Comm {
     this.transport.post(id, src, tag, into ? { numel: into.numel, dtype: into.dtype } : undefined);
     return new Work(async () => {
       const c = await this.waitFor(id, () => this.transport.wait(id));
-      const received = fromTransferable(c.payload!);
-      if (!into) return received;
-      noGrad(() => into.copy_(received.reshape([...into.shape])));
+      if (!into) return fromTransferable(c.payload!);
+      copyInto(into, c.payload!);
+      this.sendBuffers.recycle(c.payload!.buffer);
       return into;
     });
   }
@@ -169,9 +179,9 @@ export class Comm {
     p.resolve(c);
   }
 
-  /** @internal Rank `rank` failed; later sends to it fail at once. */
-  _peerFailed(rank: number, message: string): void {
-    this.failedPeers.set(rank, message);
+  /** @internal Rank `rank` failed (the failure started at `root`); later sends to it fail at once. */
+  _peerFailed(rank: number, root: number, message: string): void {
+    this.failedPeers.set(rank, { root, message });
   }
 
   /** @internal Number of waits not yet complete. */
@@ -204,6 +214,29 @@ export class Comm {
     if (!Number.isInteger(t) || t < 0) throw new RangeError(`rank ${this.rank}: ${op}: tag must be a non-negative integer, got ${describe(tag)}`);
     return t;
   }
+}
+
+/** Copies a received message into `into` (same size and dtype: the fabric checked). */
+function copyInto(into: Tensor, payload: Payload): void {
+  if (!into.isContiguous()) {
+    noGrad(() => into.copy_(fromTransferable(payload).reshape([...into.shape])));
+    return;
+  }
+  // One memcpy, where copy_ (general: strided, broadcasting) loops element by element.
+  into._storage.data.set(typedView(payload.dtype, payload.buffer), into.offset);
+  into._storage.version++; // an in-place write, as copy_ records it for autograd's checks
+}
+
+/** The transferable form of `t` without a copy: its buffer moves out, and `t` is left detached. */
+function moveOut(rank: number, dst: number, t: Tensor): TransferableTensor {
+  const data = t._storage.data;
+  if (t.offset !== 0 || t.numel !== data.length || !t.isContiguous() || data.byteLength !== data.buffer.byteLength) {
+    throw new RangeError(`rank ${rank}: send to rank ${dst} with transfer: the tensor must own its whole buffer, and this one is a view of a larger one; send it without 'transfer' to copy it`);
+  }
+  // A transfer list moves the memory to a new ArrayBuffer and detaches the old one,
+  // so the sender loses it on both backends (inline ranks share a thread).
+  const buffer = structuredClone(data.buffer, { transfer: [data.buffer as ArrayBuffer] }) as ArrayBuffer;
+  return { dtype: t.dtype, shape: [...t.shape], buffer };
 }
 
 function describe(v: unknown): string {

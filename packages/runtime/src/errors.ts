@@ -26,10 +26,13 @@ export class DeadlockError extends Error {
     const lines = blocked.map((b) => `  rank ${b.rank} waits in ${describeWait(b.waitingFor)}`);
     const cycleLine = cycle.length > 0 ? `  cycle (each waits for the next): ${[...cycle, cycle[0]].join(' -> ')}` : '';
     const doneLine = finished.length > 0 ? `  already finished or failed: rank ${finished.join(', rank ')}` : '';
+    const inBarrier = blocked.some((b) => b.waitingFor.op === 'barrier');
     const advice =
       cycle.length > 0
         ? 'Each rank in the cycle waits for a message its peer sends only after its own wait ends. Post the send first (isend, or sendRecv for a ring step), or order the calls by rank.'
-        : 'A rank waits for a message that no live rank will send: check that every send has a matching recv (same peer, same tag) and vice versa.';
+        : inBarrier
+          ? 'A rank never entered the barrier: every rank must call barrier() the same number of times (check for a rank that returns early or skips it in a branch).'
+          : 'A rank waits for a message that no live rank will send: check that every send has a matching recv (same peer, same tag) and vice versa.';
     super(['deadlock: every running rank is waiting and no message that could wake one is in flight.', ...lines, cycleLine, doneLine, advice].filter(Boolean).join('\n'));
   }
 }

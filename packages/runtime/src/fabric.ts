@@ -28,8 +28,8 @@ export interface Payload {
 export interface FabricHooks {
   /** A wait of `rank` is over: with a message (recv), nothing (barrier), or an error. */
   complete(rank: number, id: number, result: { payload?: Payload; error?: Error; vtUs: number }): void;
-  /** Rank `failedRank` failed; `rank` should fail its later sends to it at once. */
-  peerFailed(rank: number, failedRank: number, message: string): void;
+  /** Rank `failedRank` failed (the failure started at `rootRank` with `message`); `rank` should fail its later sends to it at once. */
+  peerFailed(rank: number, failedRank: number, rootRank: number, message: string): void;
   /** A deadlock was found (every waiting rank also gets it through `complete`). */
   deadlock(err: DeadlockError): void;
 }
@@ -235,6 +235,9 @@ export class Fabric {
         ? { root: error.failedRank, message: error.failedMessage ?? error.message }
         : { root: rank, message: `${error.name ?? 'Error'}: ${error.message}` };
     this.failures.set(rank, root);
+    // Peers hear of the failure before their waits fail, so a rank that sees a
+    // failed recv already refuses to send to the failed rank.
+    for (let r = 0; r < this.worldSize; r++) if (r !== rank && this.state[r] === 'running') this.hooks.peerFailed(r, rank, root.root, root.message);
     for (const reqs of this.requests) {
       for (const req of reqs.values()) {
         const dependsOnRank = (req.kind === 'recv' && req.src === rank && !req.message) || req.kind === 'barrier';
@@ -244,7 +247,6 @@ export class Fabric {
         }
       }
     }
-    for (let r = 0; r < this.worldSize; r++) if (r !== rank && this.state[r] === 'running') this.hooks.peerFailed(r, root.root, root.message);
     this.changed();
   }
 

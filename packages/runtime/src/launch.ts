@@ -15,6 +15,13 @@ export const DEFAULT_TIMEOUT_MS = 60_000;
 /** Default heap limit per rank worker, in MB. */
 export const DEFAULT_MEMORY_LIMIT_MB = 512;
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A value as a message shows it: strings quoted, numbers (Infinity, NaN) as they are. */
+function show(v: unknown): string {
+  return typeof v === 'string' ? JSON.stringify(v) : String(v);
+}
+
 function check(cond: boolean, message: string): void {
   if (!cond) throw new LaunchSpecError(`launch: ${message}`);
 }
@@ -28,10 +35,14 @@ function validate(spec: LaunchSpec): void {
   check(!(spec.backend === 'workers' && typeof p === 'function'), "the workers backend runs each rank in its own thread and cannot take a function: pass program: { module: '/path/to/file.ts', export: 'name' }");
   for (const key of ['timeoutMs', 'commTimeoutMs', 'memoryLimitMb'] as const) {
     const v = spec[key];
-    check(v === undefined || (typeof v === 'number' && v > 0), `${key} must be a positive number, got ${v}`);
+    // setTimeout fires at once for delays beyond 2^31 - 1 ms, so those are refused too.
+    check(v === undefined || (typeof v === 'number' && v > 0 && v <= MAX_TIMER_MS), `${key} must be a positive number up to ${MAX_TIMER_MS}, got ${show(v)}`);
   }
+  check(spec.seed === undefined || Number.isInteger(spec.seed), `seed must be an integer, got ${show(spec.seed)}`);
+  check(spec.output === undefined || ['prefix', 'inherit', 'capture', 'ignore'].includes(spec.output), `output must be 'prefix', 'inherit', 'capture' or 'ignore', got ${JSON.stringify(spec.output)}`);
   if (spec.cost) check(spec.cost.alphaUs >= 0 && spec.cost.bytesPerUs > 0, `cost needs alphaUs >= 0 and bytesPerUs > 0, got ${JSON.stringify(spec.cost)}`);
   check(spec.args === undefined || Array.isArray(spec.args), 'args must be an array (the extra arguments after comm)');
+  check(spec.faults === undefined || Array.isArray(spec.faults), 'faults must be an array of { kind: ... } records');
   for (const f of spec.faults ?? []) {
     if (f.kind === 'crash') check(Number.isInteger(f.rank) && f.rank >= 0 && f.rank < spec.worldSize && Number.isInteger(f.atOp) && f.atOp >= 1, `crash fault needs a rank in [0, ${spec.worldSize}) and atOp >= 1, got ${JSON.stringify(f)}`);
     else if (f.kind === 'delay') check([f.src, f.dst].every((r) => Number.isInteger(r) && r >= 0 && r < spec.worldSize) && f.us >= 0, `delay fault needs src and dst ranks and us >= 0, got ${JSON.stringify(f)}`);

@@ -8,7 +8,9 @@ export type RankProgram = (comm: Comm, ...args: any[]) => unknown;
 
 /** A rank program named by module path (a .ts or .js file anywhere on disk) and export name. */
 export interface ProgramRef {
+  /** Path of the module (absolute, or relative to the current directory). */
   module: string;
+  /** Name of the exported function. Default 'default'. */
   export?: string;
 }
 
@@ -64,6 +66,7 @@ export interface LaunchSpec {
 /** How one rank ended. */
 export interface RankOutcome {
   rank: number;
+  /** 'ok': returned; 'error': threw (or a peer's failure, a deadlock or the memory limit stopped it); 'timeout': still running at `timeoutMs`; 'killed': its worker exited early (process.exit). */
   status: 'ok' | 'error' | 'timeout' | 'killed';
   /** The program's return value (status 'ok'). */
   value?: unknown;
@@ -77,12 +80,16 @@ export interface RankOutcome {
 export interface TraceEvent {
   /** Order in which the fabric accepted the message. */
   seq: number;
+  /** Sending rank. */
   src: number;
+  /** Receiving rank. */
   dst: number;
   tag: number;
+  /** Payload size: count * bytes per element. */
   bytes: number;
   /** Number of elements. */
   count: number;
+  /** 'float32' or 'float64'. */
   dtype: string;
   /** When the message left the sender (its clock, or later if its link was busy). */
   vtStartUs: number;
@@ -106,14 +113,19 @@ export interface RankStats {
 /** What a blocked rank waits for. */
 export interface BlockedRank {
   rank: number;
+  /** A recv from `src` with `tag`, or a barrier that the `missing` ranks have not entered. */
   waitingFor: { op: 'recv'; src: number; tag: number } | { op: 'barrier'; missing: number[] };
 }
 
 /** The result of a launch: each rank's outcome, the trace, per-rank stats, and the deadlock if there was one. */
 export interface LaunchResult {
+  /** One outcome per rank, in rank order. */
   ranks: RankOutcome[];
+  /** Every message the fabric accepted, in the order it accepted them. */
   trace: TraceEvent[];
+  /** Per-rank traffic and final virtual time, in rank order. */
   stats: RankStats[];
+  /** The deadlock, if the launch ended in one (each blocked rank's error is this too). */
   deadlock?: import('./errors.ts').DeadlockError;
   /** Wall-clock duration of the launch, in milliseconds. */
   wallMs: number;

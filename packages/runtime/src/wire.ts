@@ -4,6 +4,7 @@
  * and back; errors become plain records and back, keeping name and fields.
  */
 import { Tensor, fromTransferable, toTransferable, type TransferableTensor } from '@dtlab/tensor';
+import * as runtimeErrors from './errors.ts';
 
 const TENSOR_TAG = '__dtlabTensor';
 
@@ -57,9 +58,15 @@ export function encodeError(e: unknown): ErrorRecord {
   return { name: 'NonErrorThrown', message: `a non-Error value was thrown: ${safeString(e)}`, fields: {} };
 }
 
-/** An Error rebuilt from its record: same name, message, stack and fields. */
+// Errors are rebuilt with their own class (the runtime's and the built-in
+// ones), so that `error instanceof RankFailedError` holds on both backends.
+const ERROR_CLASSES: Record<string, unknown> = { ...runtimeErrors, TypeError, RangeError, ReferenceError, SyntaxError, EvalError, URIError };
+
+/** An Error rebuilt from its record: same class (if known), name, message, stack and fields. */
 export function decodeError(r: ErrorRecord): Error {
   const e = new Error(r.message);
+  const cls = Object.hasOwn(ERROR_CLASSES, r.name) ? ERROR_CLASSES[r.name] : undefined;
+  if (typeof cls === 'function' && cls.prototype instanceof Error) Object.setPrototypeOf(e, cls.prototype);
   Object.assign(e, r.fields);
   e.name = r.name;
   if (r.stack) e.stack = r.stack;

@@ -21,7 +21,7 @@ export async function runInline(spec: Required<Pick<LaunchSpec, 'worldSize' | 't
     { worldSize: n, cost: spec.cost, faults: spec.faults, commTimeoutMs: spec.commTimeoutMs, waitingMeansIdle: true },
     {
       complete: (rank, id, c) => comms[rank]!._complete(id, c),
-      peerFailed: (rank, failed, message) => comms[rank]!._peerFailed(failed, message),
+      peerFailed: (rank, failed, root, message) => comms[rank]!._peerFailed(failed, root, message),
       deadlock: () => {},
     },
   );

@@ -32,4 +32,4 @@ export type FromRank =
 /** Launcher to rank worker. */
 export type ToRank =
   | { t: 'complete'; id: number; payload?: Payload | undefined; error?: ErrorRecord | undefined; vtUs: number }
-  | { t: 'peerFailed'; rank: number; message: string };
+  | { t: 'peerFailed'; rank: number; root: number; message: string };

@@ -42,7 +42,7 @@ comm = new Comm(init.rank, init.worldSize, transport, init.seed, init.faults);
 
 port.on('message', (m: ToRank) => {
   if (m.t === 'complete') comm._complete(m.id, { payload: m.payload, error: m.error ? decodeError(m.error) : undefined, vtUs: m.vtUs });
-  else if (m.t === 'peerFailed') comm._peerFailed(m.rank, m.message);
+  else if (m.t === 'peerFailed') comm._peerFailed(m.rank, m.root, m.message);
 });
 
 async function main(): Promise<void> {

@@ -19,6 +19,9 @@ import type { LaunchResult, LaunchSpec, ProgramRef } from '../types.ts';
 // The boot file is plain JavaScript: it registers tsx in the worker, then loads worker-main.ts.
 const WORKER_BOOT = new URL('./worker-boot.mjs', import.meta.url);
 const RSS_POLL_MS = 100;
+// What a rank worker costs before its program allocates anything (a V8
+// isolate, tsx, the tensor library): about 30 MB measured, allowed twice over.
+const WORKER_OVERHEAD_MB = 64;
 
 type Spec = Required<Pick<LaunchSpec, 'worldSize' | 'timeoutMs' | 'seed' | 'memoryLimitMb'>> & LaunchSpec;
 
@@ -37,7 +40,7 @@ export async function runWorkers(spec: Spec, program: ProgramRef): Promise<Launc
     {
       complete: (rank, id, c) =>
         send(rank, { t: 'complete', id, payload: c.payload, error: c.error ? encodeError(c.error) : undefined, vtUs: c.vtUs }, c.payload ? [c.payload.buffer] : []),
-      peerFailed: (rank, failed, message) => send(rank, { t: 'peerFailed', rank: failed, message }),
+      peerFailed: (rank, failed, root, message) => send(rank, { t: 'peerFailed', rank: failed, root, message }),
       deadlock: () => {},
     },
   );
@@ -93,7 +96,7 @@ export async function runWorkers(spec: Spec, program: ProgramRef): Promise<Launc
   // cover them: watch the process's resident memory as a whole, and stop the
   // ranks that are running (not waiting) when it exceeds the launch's budget.
   const baseline = process.memoryUsage.rss();
-  const budget = baseline + n * spec.memoryLimitMb * 1024 * 1024;
+  const budget = baseline + n * (spec.memoryLimitMb + WORKER_OVERHEAD_MB) * 1024 * 1024;
   const rssWatch = setInterval(() => {
     const rss = process.memoryUsage.rss();
     if (rss <= budget) return;

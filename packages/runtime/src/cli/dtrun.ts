@@ -69,6 +69,11 @@ export async function dtrun(argv: string[]): Promise<number> {
     if (!existsSync(a.file)) throw new Error(`dtrun: no such file: ${a.file}`);
     a.exportName = await pickExport(a.file, a.exportName);
   } catch (e) {
+    // -h asks for the usage line: that is an answer, not an error.
+    if ((e as Error).message === USAGE) {
+      console.log(USAGE);
+      return 0;
+    }
     console.error((e as Error).message);
     return 2;
   }

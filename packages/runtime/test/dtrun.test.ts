@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const pkg = fileURLToPath(new URL('..', import.meta.url));
+const DTRUN = join(pkg, 'bin', 'dtrun.mjs');
+
+/** Runs `node bin/dtrun.mjs ...args` from the package folder; resolves with its exit code and output. */
+function dtrun(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [DTRUN, ...args], { cwd: pkg });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('dtrun', () => {
+  it('runs the ring example on N workers: each line tagged [rank r], a summary line, exit 0, and --trace writes JSON', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dtrun-test-'));
+    const trace = join(dir, 'ring-trace.json');
+    try {
+      const r = await dtrun(['-n', '3', '--trace', trace, 'examples/ring.ts']);
+
+      expect(r.code).toBe(0);
+      expect(r.stdout.trim().split('\n').sort()).toEqual([0, 1, 2].map((k) => `[rank ${k}] rank ${k} of 3: sum of all ranks = 3`));
+      expect(r.stderr).toMatch(/^dtrun: 3\/3 ranks ok · 9 messages · 36 B sent · virtual time 30\.0 µs · wall \d+ ms · trace written to .*ring-trace\.json\n$/);
+      const written = JSON.parse(readFileSync(trace, 'utf8')) as { worldSize: number; trace: { src: number; dst: number }[]; stats: unknown[] };
+      expect(written.worldSize).toBe(3);
+      expect(written.trace).toHaveLength(9);
+      expect(written.trace.every((e) => e.dst === (e.src + 1) % 3)).toBe(true);
+      expect(written.stats).toHaveLength(3);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("exits 1 when a rank fails, after the ranks' output, with one line per failed rank", async () => {
+    const r = await dtrun(['-n', '2', 'test/programs/dtrun-fails.ts']);
+
+    expect(r.code).toBe(1);
+    expect(r.stdout.trim().split('\n').sort()).toEqual(['[rank 0] hello from rank 0', '[rank 1] hello from rank 1']);
+    expect(r.stderr).toContain('rank 1: error: Error: rank 1 gives up');
+    expect(r.stderr).toContain('rank 0: error: RankFailedError: rank 0: barrier cannot complete because rank 1 failed: Error: rank 1 gives up');
+    expect(r.stderr).toMatch(/dtrun: 0\/2 ranks ok · 0 messages · 0 B sent · virtual time 0\.0 µs · wall \d+ ms\n$/);
+  });
+
+  it('prints the usage line and exits 0 for --help', async () => {
+    const r = await dtrun(['--help']);
+
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^usage: dtrun -n N /);
+  });
+
+  // Each of these exits before launching anything, so they can run side by side.
+  it.concurrent.for([
+    [['-n', '0', 'examples/ring.ts'], 'dtrun: -n must be a positive integer'],
+    [['-n', '2', '--backend', 'gpu', 'examples/ring.ts'], 'dtrun: --backend must be inline or workers'],
+    [['-n', '2'], 'dtrun: no program file given'],
+    [['-n', '2', '--verbose', 'examples/ring.ts'], 'dtrun: unknown option --verbose'],
+    [['-n', '2', 'examples/no-such-file.ts'], 'dtrun: no such file: examples/no-such-file.ts'],
+  ] as const)('exits 2 on bad arguments %j, saying what is wrong', async ([args, message], { expect }) => {
+    const r = await dtrun([...args]);
+
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stdout).toBe('');
+  });
+});

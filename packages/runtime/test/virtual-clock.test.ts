@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { full, zeros } from '@dtlab/tensor';
+import { launch, type Comm } from '../src/index.ts';
+
+// alpha = 10 µs per message, 100 bytes per µs: a 400-byte message (100 float32) takes 10 + 400/100 = 14 µs.
+const cost = { alphaUs: 10, bytesPerUs: 100 };
+const times = (r: Awaited<ReturnType<typeof launch>>) => r.trace.map(({ src, dst, vtStartUs, vtEndUs }) => ({ src, dst, vtStartUs, vtEndUs }));
+
+describe('the virtual clock (alpha 10 µs, 100 bytes/µs)', () => {
+  it('delivers a 400-byte message sent at t=0 at 14 µs, and moves the receiver there when it waits', async () => {
+    const r = await launch({
+      worldSize: 2,
+      cost,
+      program: async (comm: Comm) => {
+        if (comm.rank === 0) await comm.send(1, zeros([100]));
+        else await comm.recv(0);
+        return comm.virtualTimeUs;
+      },
+    });
+
+    expect(times(r)).toEqual([{ src: 0, dst: 1, vtStartUs: 0, vtEndUs: 14 }]);
+    expect(r.ranks.map((o) => o.value)).toEqual([0, 14]);
+  });
+
+  it("queues a second send behind the first on the sender's link: it leaves at 4 µs and arrives at 18 µs", async () => {
+    const r = await launch({
+      worldSize: 2,
+      cost,
+      program: async (comm: Comm) => {
+        if (comm.rank === 0) {
+          await comm.send(1, zeros([100]));
+          await comm.send(1, zeros([100]));
+        } else {
+          await comm.recv(0);
+          await comm.recv(0);
+        }
+        return comm.virtualTimeUs;
+      },
+    });
+
+    expect(times(r)).toEqual([
+      { src: 0, dst: 1, vtStartUs: 0, vtEndUs: 14 },
+      { src: 0, dst: 1, vtStartUs: 4, vtEndUs: 18 },
+    ]);
+    expect(r.ranks[1]!.value).toBe(18);
+  });
+
+  it('completes a receive at the later of the time it was posted and the arrival', async () => {
+    // Rank 1 first waits for 800 bytes from rank 2, arriving at 10 + 8 = 18 µs; then for rank 0's
+    // message, which arrived at 14 µs: that receive completes at 18 (when it was posted), not 14 or 32.
+    // Rank 1 answers at 18 (arrives 32); rank 0 then sends again at 32 (arrives 46).
+    const r = await launch({
+      worldSize: 3,
+      cost,
+      program: async (comm: Comm) => {
+        if (comm.rank === 0) {
+          await comm.send(1, zeros([100]));
+          await comm.recv(1);
+          await comm.send(1, zeros([100]));
+        } else if (comm.rank === 1) {
+          await comm.recv(2);
+          await comm.recv(0);
+          await comm.send(0, zeros([100]));
+          await comm.recv(0);
+        } else {
+          await comm.send(1, zeros([200]));
+        }
+        return comm.virtualTimeUs;
+      },
+    });
+
+    expect(r.ranks.map((o) => o.value)).toEqual([32, 46, 0]);
+  });
+
+  it('lets ranks leave a barrier together at the latest arrival plus ceil(log2 N) * alpha, with no trace event', async () => {
+    // Rank 1 reaches the barrier at 14 µs (after a receive); with N = 5, ceil(log2 5) = 3 rounds: 14 + 30 = 44.
+    const r = await launch({
+      worldSize: 5,
+      cost,
+      program: async (comm: Comm) => {
+        if (comm.rank === 0) await comm.send(1, zeros([100]));
+        if (comm.rank === 1) await comm.recv(0);
+        await comm.barrier();
+        return comm.virtualTimeUs;
+      },
+    });
+
+    expect(r.ranks.map((o) => o.value)).toEqual([44, 44, 44, 44, 44]);
+    expect(r.trace).toHaveLength(1);
+  });
+
+  it.each([2, 3, 4, 8])('gives exactly N * (alpha + S / B) for an N-step ring exchange of S bytes on %i ranks', async (n) => {
+    const bytes = 800; // 200 float32
+    const r = await launch({
+      worldSize: n,
+      cost,
+      program: async (comm: Comm) => {
+        let chunk = full([bytes / 4], comm.rank);
+        for (let step = 0; step < comm.worldSize; step++) {
+          chunk = await comm.sendRecv((comm.rank + 1) % comm.worldSize, chunk, (comm.rank - 1 + comm.worldSize) % comm.worldSize);
+        }
+        return comm.virtualTimeUs;
+      },
+    });
+
+    const expected = n * (cost.alphaUs + bytes / cost.bytesPerUs);
+    expect(r.ranks.map((o) => o.value)).toEqual(Array(n).fill(expected));
+    expect(Math.max(...r.stats.map((s) => s.vtUs))).toBe(expected);
+  });
+
+  it('depends on program order only, not on which rank the fabric hears from first', async () => {
+    // Rank 1 delays its sends in real time; the virtual times do not move.
+    const prog = (realDelayMs: number) => async (comm: Comm) => {
+      if (comm.rank === 1) await new Promise((res) => setTimeout(res, realDelayMs));
+      await comm.sendRecv(1 - comm.rank, zeros([100]), 1 - comm.rank);
+      return comm.virtualTimeUs;
+    };
+    const fast = await launch({ worldSize: 2, cost, program: prog(0) });
+    const slow = await launch({ worldSize: 2, cost, program: prog(30) });
+
+    expect(fast.ranks.map((o) => o.value)).toEqual([14, 14]);
+    expect(slow.ranks.map((o) => o.value)).toEqual([14, 14]);
+  });
+});
