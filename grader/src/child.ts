@@ -5,6 +5,7 @@
  * code runs only in the rank workers that checks launch.
  */
 import { readFileSync } from 'node:fs';
+import { WorkerPool } from '@dtlab/runtime';
 import { loadCheckModule, runCheck } from './engine.ts';
 import type { ChildMessage, GradingJob } from './results.ts';
 
@@ -23,14 +24,20 @@ function send(m: ChildMessage): Promise<void> {
 async function main(): Promise<void> {
   const job = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as GradingJob;
   const manifest = job.manifest;
-  const modules = { public: await loadCheckModule(job.modules.public), hidden: await loadCheckModule(job.modules.hidden) };
+  // One pool of rank workers for every launch of every check: workers start once.
+  const pool = new WorkerPool({ memoryLimitMb: manifest.memoryLimitMb ?? 256 });
+  const [modules] = await Promise.all([
+    Promise.all([loadCheckModule(job.modules.public), loadCheckModule(job.modules.hidden)]).then(([pub, hidden]) => ({ public: pub, hidden })),
+    pool.warm(Math.max(...manifest.worldSizes)),
+  ]);
   for (const id of job.checkIds) {
     const check = manifest.checks.find((c) => c.id === id)!;
     await send({ type: 'check-started', id });
-    const result = await runCheck(job, manifest, id, check.visibility === 'public' ? modules.public : modules.hidden);
+    const result = await runCheck(job, manifest, id, check.visibility === 'public' ? modules.public : modules.hidden, pool);
     await send({ type: 'check-done', result });
   }
   await send({ type: 'finished' });
+  await pool.close();
 }
 
 main().then(

@@ -3,7 +3,7 @@
  * code reaches this realm only as data: launch results from rank workers.
  */
 import { join } from 'node:path';
-import { launch, type LaunchResult, type RankOutcome } from '@dtlab/runtime';
+import { launch, type LaunchResult, type RankOutcome, type WorkerPool } from '@dtlab/runtime';
 import { Tensor, deriveSeed, testing } from '@dtlab/tensor';
 import { CheckFailure, CheckTimeout, type CheckContext, type Divergence, type ExpectCloseOptions, type RunSpec } from './check-api.ts';
 import type { Manifest } from './manifest.ts';
@@ -50,6 +50,8 @@ export class Context implements CheckContext {
     readonly seed: number,
     private readonly checkId: string,
     private readonly submissionDir: string,
+    /** Rank workers shared by every launch of the grading process (fresh workers per launch when absent). */
+    private readonly pool?: WorkerPool,
   ) {}
 
   seedFor(...keys: (string | number)[]): number {
@@ -71,6 +73,7 @@ export class Context implements CheckContext {
       output: 'capture',
       outputLimitBytes: 64 * 1024,
       seed: this.seed,
+      ...(this.pool ? { pool: this.pool } : {}),
     });
     this.comm.messages += result.trace.length;
     this.comm.bytes += result.stats.reduce((s, x) => s + x.bytesSent, 0);

@@ -3,6 +3,7 @@
  * happens (pass, failure, timeout, a bug in the check) into a CheckResult.
  */
 import { pathToFileURL } from 'node:url';
+import type { WorkerPool } from '@dtlab/runtime';
 import { CheckFailure, CheckTimeout, type CheckModule } from './check-api.ts';
 import { Context } from './context.ts';
 import type { Manifest } from './manifest.ts';
@@ -17,9 +18,9 @@ export async function loadCheckModule(path: string | null): Promise<CheckModule 
 }
 
 /** Runs one check and turns whatever happened into a CheckResult. */
-export async function runCheck(job: GradingJob, manifest: Manifest, id: string, module: CheckModule | null): Promise<CheckResult> {
+export async function runCheck(job: GradingJob, manifest: Manifest, id: string, module: CheckModule | null, pool?: WorkerPool): Promise<CheckResult> {
   const started = performance.now();
-  const ctx = new Context(manifest, job.seed, id, job.submissionDir);
+  const ctx = new Context(manifest, job.seed, id, job.submissionDir, pool);
   const done = (status: CheckResult['status'], message: string, extra: Partial<CheckResult> = {}): CheckResult => ({
     id,
     status,

@@ -92,8 +92,12 @@ export class Fabric {
   private readonly barrierEntered = new Map<number, Request>();
   /** The first announcement of each collective call index not yet made by every rank. */
   private readonly calls = new Map<number, { rank: number; call: CollectiveCall; count: number }>();
-  /** Ranks whose collective calls did not match: all their waits fail with this error. */
+  /** Ranks in a collective call that did not match: all their waits fail with this error. */
   private readonly poisoned = new Map<number, Error>();
+  /** How many collective calls each rank has announced. */
+  private readonly announced: number[];
+  /** The first collective mismatch, if any. */
+  private mismatch: CollectiveMismatchError | undefined;
   private inFlight = 0;
   private events = 0;
   private deadlockTimer: ReturnType<typeof setTimeout> | undefined;
@@ -109,6 +113,7 @@ export class Fabric {
     this.requests = Array.from({ length: n }, () => new Map());
     this.state = new Array(n).fill('running');
     this.idle = new Array(n).fill(false);
+    this.announced = new Array(n).fill(0);
     this.stats = Array.from({ length: n }, (_, rank) => ({ rank, messagesSent: 0, messagesReceived: 0, bytesSent: 0, bytesReceived: 0, vtUs: 0, unreceived: 0 }));
     this.delays = (opts.faults ?? []).filter((f): f is Extract<Fault, { kind: 'delay' }> => f.kind === 'delay');
   }
@@ -192,6 +197,9 @@ export class Fabric {
   /** `rank` starts its `index`-th collective call; a call that differs from another rank's fails both. */
   announce(rank: number, index: number, call: CollectiveCall): void {
     this.activity(rank);
+    this.announced[rank] = index + 1;
+    // Once a mismatch is known, every rank that reaches that call is in it.
+    if (this.mismatch && index >= this.mismatch.index) return this.poison(rank, this.mismatch);
     const first = this.calls.get(index);
     if (!first) {
       this.calls.set(index, { rank, call, count: 1 });
@@ -200,15 +208,29 @@ export class Fabric {
     if (++first.count === this.worldSize) this.calls.delete(index);
     if (JSON.stringify(first.call) === JSON.stringify(call)) return;
     const err = new CollectiveMismatchError(index, first.rank, first.call, rank, call);
-    for (const r of [first.rank, rank]) {
-      if (this.poisoned.has(r)) continue;
-      this.poisoned.set(r, err);
-      for (const req of this.requests[r]!.values()) {
-        req.error ??= err;
-        if (req.waiting) this.finishRequest(req);
-      }
-    }
+    this.mismatch = err;
+    // Every rank that made this call fails with it, including ranks that are
+    // not named: their results could be garbage too.
+    for (let r = 0; r < this.worldSize; r++) if (this.announced[r]! > index) this.poison(r, err);
     this.changed();
+  }
+
+  /**
+   * The collective mismatch that `rank` took part in, if any. A rank can
+   * finish before the mismatch is found (its part of the collective needed
+   * no wait); backends turn such a rank's 'ok' into this error.
+   */
+  mismatchOf(rank: number): CollectiveMismatchError | undefined {
+    return this.poisoned.get(rank) as CollectiveMismatchError | undefined;
+  }
+
+  private poison(rank: number, err: CollectiveMismatchError): void {
+    if (this.poisoned.has(rank)) return;
+    this.poisoned.set(rank, err);
+    for (const req of this.requests[rank]!.values()) {
+      req.error ??= err;
+      if (req.waiting) this.finishRequest(req);
+    }
   }
 
   /** Rank `rank` says it has nothing to do but wait (worker ranks). */

@@ -6,6 +6,7 @@ export { launch, DEFAULT_TIMEOUT_MS, DEFAULT_MEMORY_LIMIT_MB } from './launch.ts
 export { Comm, Work, type SendOptions, type RecvOptions } from './comm.ts';
 export { DEFAULT_COST } from './fabric/clock.ts';
 export { retainedBytes } from './retained-bytes.ts';
+export { WorkerPool, WorkerStartError, type WorkerPoolOptions } from './backends/pool.ts';
 export {
   DeadlockError,
   RankFailedError,

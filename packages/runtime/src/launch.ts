@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { LaunchSpecError } from './errors.ts';
 import { runInline } from './backends/inline.ts';
 import { runWorkers } from './backends/workers.ts';
+import { WorkerPool } from './backends/pool.ts';
 import type { LaunchResult, LaunchSpec, ProgramRef, RankProgram } from './types.ts';
 
 /** Default wall-clock limit of a launch, in milliseconds. */
@@ -42,6 +43,7 @@ function validate(spec: LaunchSpec): void {
   check(spec.output === undefined || ['prefix', 'inherit', 'capture', 'ignore'].includes(spec.output), `output must be 'prefix', 'inherit', 'capture' or 'ignore', got ${JSON.stringify(spec.output)}`);
   if (spec.cost) check(spec.cost.alphaUs >= 0 && spec.cost.bytesPerUs > 0, `cost needs alphaUs >= 0 and bytesPerUs > 0, got ${JSON.stringify(spec.cost)}`);
   check(spec.args === undefined || Array.isArray(spec.args), 'args must be an array (the extra arguments after comm)');
+  check(spec.pool === undefined || spec.pool instanceof WorkerPool, 'pool must be a WorkerPool (new WorkerPool({ memoryLimitMb }))');
   check(spec.faults === undefined || Array.isArray(spec.faults), 'faults must be an array of { kind: ... } records');
   for (const f of spec.faults ?? []) {
     if (f.kind === 'crash') check(Number.isInteger(f.rank) && f.rank >= 0 && f.rank < spec.worldSize && Number.isInteger(f.atOp) && f.atOp >= 1, `crash fault needs a rank in [0, ${spec.worldSize}) and atOp >= 1, got ${JSON.stringify(f)}`);

@@ -61,6 +61,14 @@ export interface LaunchSpec {
   output?: OutputMode;
   /** Captured output kept per rank, in bytes (output 'capture'); the rest is dropped with a note. Default 1 MiB. */
   outputLimitBytes?: number;
+  /**
+   * Rank workers to reuse (workers backend). Without it, the launch starts
+   * fresh workers and terminates them afterwards. With it, workers are
+   * started once and lent to launch after launch: much faster for many
+   * launches, but a program module stays loaded (with its module state) in a
+   * worker between launches. `memoryLimitMb` is then the pool's.
+   */
+  pool?: import('./backends/pool.ts').WorkerPool;
 }
 
 /** How one rank ended. */

@@ -55,6 +55,6 @@ export async function runInline(spec: Required<Pick<LaunchSpec, 'worldSize' | 't
   await outcomes.done;
   clearTimeout(timer);
   fabric.close();
-  const ranks = outcomes.all();
+  const ranks = outcomes.all(fabric);
   return { ranks, trace: fabric.trace, stats: fabric.rankStats(), deadlock: fabric.deadlockError, wallMs: Date.now() - started, ok: ranks.every((r) => r.status === 'ok') };
 }

@@ -1,5 +1,7 @@
 /**
- * The messages between a rank worker and the launching thread.
+ * The messages between a rank worker and the launching thread. A worker may
+ * serve many launches; every message carries the launch it belongs to, and
+ * messages of a finished launch are ignored on both sides.
  */
 import type { DType } from '@dtlab/tensor';
 import type { Payload } from '../fabric.ts';
@@ -7,7 +9,7 @@ import type { ErrorRecord } from '../wire.ts';
 import type { Fault } from '../types.ts';
 import type { CollectiveCall } from '../errors.ts';
 
-/** What a rank worker starts with (its workerData). */
+/** What a rank needs to run its program in one launch. */
 export interface WorkerInit {
   rank: number;
   worldSize: number;
@@ -18,18 +20,27 @@ export interface WorkerInit {
   faults: Fault[];
 }
 
-/** Rank worker to launcher. */
+/** Rank worker to launcher (all but 'ready' carry `launch`). */
 export type FromRank =
-  | { t: 'send'; dst: number; tag: number; payload: Payload }
-  | { t: 'post'; id: number; src: number; tag: number; expect?: { numel: number; dtype: DType } | undefined }
-  | { t: 'wait'; id: number }
-  | { t: 'barrier'; id: number }
-  | { t: 'announce'; index: number; call: CollectiveCall }
-  | { t: 'idle' }
-  | { t: 'done'; value: unknown }
-  | { t: 'fail'; error: ErrorRecord };
+  | { t: 'ready' }
+  | ({ launch: number } & (
+      | { t: 'send'; dst: number; tag: number; payload: Payload }
+      | { t: 'post'; id: number; src: number; tag: number; expect?: { numel: number; dtype: DType } | undefined }
+      | { t: 'wait'; id: number }
+      | { t: 'barrier'; id: number }
+      | { t: 'announce'; index: number; call: CollectiveCall }
+      | { t: 'idle' }
+      | { t: 'done'; value: unknown }
+      | { t: 'fail'; error: ErrorRecord }
+    ));
 
 /** Launcher to rank worker. */
 export type ToRank =
-  | { t: 'complete'; id: number; payload?: Payload | undefined; error?: ErrorRecord | undefined; vtUs: number }
-  | { t: 'peerFailed'; rank: number; root: number; message: string };
+  | { t: 'run'; launch: number; init: WorkerInit }
+  | { t: 'complete'; launch: number; id: number; payload?: Payload | undefined; error?: ErrorRecord | undefined; vtUs: number }
+  | { t: 'peerFailed'; launch: number; rank: number; root: number; message: string };
+
+/** Written to a rank's stdout and stderr when its program has ended, so the launcher knows it has all the output. */
+export function endMarker(launch: number): string {
+  return `\u0000dtlab-end-of-launch-${launch}\n`;
+}

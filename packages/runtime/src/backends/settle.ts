@@ -45,8 +45,16 @@ export class Outcomes {
     return stopped;
   }
 
-  /** The outcomes, all present. */
-  all(): RankOutcome[] {
-    return this.ranks.map((o, r) => o ?? { rank: r, status: 'killed', error: new Error(`BUG: rank ${r} has no outcome`) });
+  /**
+   * The outcomes, all present. A rank that returned but took part in a
+   * mismatched collective call (found after it finished) ends in that error:
+   * whatever it returned may be garbage.
+   */
+  all(fabric?: Fabric): RankOutcome[] {
+    return this.ranks.map((o, r) => {
+      const outcome = o ?? { rank: r, status: 'killed' as const, error: new Error(`BUG: rank ${r} has no outcome`) };
+      const mismatch = fabric?.mismatchOf(r);
+      return outcome.status === 'ok' && mismatch ? { rank: r, status: 'error' as const, error: mismatch } : outcome;
+    });
   }
 }

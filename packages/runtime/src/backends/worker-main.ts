@@ -1,67 +1,83 @@
 /**
- * The entry point of a rank worker: builds this rank's Comm over the worker
- * port, imports the rank program's module, runs it, and reports how it ended.
+ * The entry point of a rank worker. It says it is ready, then runs one
+ * launch's rank program after another: for each, it builds the rank's Comm
+ * over the worker port, imports the program's module (once per worker),
+ * runs it, and reports how it ended.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import { Comm, type Transport } from '../comm.ts';
 import { decodeError, decodeValue, encodeError, encodeValue } from '../wire.ts';
-import type { FromRank, ToRank, WorkerInit } from './protocol.ts';
+import { endMarker, type FromRank, type ToRank, type WorkerInit } from './protocol.ts';
 
-const init = workerData as WorkerInit;
 const port = parentPort!;
-const post = (m: FromRank, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
-
-let comm: Comm;
-let idleScheduled = false;
-// Tell the fabric when this rank has nothing left to do but wait: after a wait
-// is posted, once the event loop comes round with the wait still open.
-function scheduleIdle(): void {
-  if (idleScheduled) return;
-  idleScheduled = true;
-  setImmediate(() => {
-    idleScheduled = false;
-    if (comm._pendingWaits > 0) post({ t: 'idle' });
-  });
-}
-
-const transport: Transport = {
-  send: (dst, tag, payload) => post({ t: 'send', dst, tag, payload }, [payload.buffer]),
-  post: (id, src, tag, expect) => post({ t: 'post', id, src, tag, expect }),
-  wait: (id) => {
-    post({ t: 'wait', id });
-    scheduleIdle();
-  },
-  announce: (index, call) => post({ t: 'announce', index, call }),
-  barrier: (id) => {
-    post({ t: 'barrier', id });
-    scheduleIdle();
-  },
-};
-comm = new Comm(init.rank, init.worldSize, transport, init.seed, init.faults);
+let current: { launch: number; comm: Comm } | null = null;
 
 port.on('message', (m: ToRank) => {
-  if (m.t === 'complete') comm._complete(m.id, { payload: m.payload, error: m.error ? decodeError(m.error) : undefined, vtUs: m.vtUs });
-  else if (m.t === 'peerFailed') comm._peerFailed(m.rank, m.root, m.message);
+  if (m.t === 'run') return void run(m.launch, m.init);
+  // Anything addressed to an earlier launch is stale.
+  if (!current || m.launch !== current.launch) return;
+  if (m.t === 'complete') current.comm._complete(m.id, { payload: m.payload, error: m.error ? decodeError(m.error) : undefined, vtUs: m.vtUs });
+  else if (m.t === 'peerFailed') current.comm._peerFailed(m.rank, m.root, m.message);
 });
 
-async function main(): Promise<void> {
+function run(launch: number, init: WorkerInit): void {
+  const post = (m: FromRank, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer);
+  let idleScheduled = false;
+  // Tell the fabric when this rank has nothing left to do but wait: after a
+  // wait is posted, once the event loop comes round with the wait still open.
+  const scheduleIdle = () => {
+    if (idleScheduled) return;
+    idleScheduled = true;
+    setImmediate(() => {
+      idleScheduled = false;
+      if (current?.comm === comm && comm._pendingWaits > 0) post({ t: 'idle', launch });
+    });
+  };
+  const transport: Transport = {
+    send: (dst, tag, payload) => post({ t: 'send', launch, dst, tag, payload }, [payload.buffer]),
+    post: (id, src, tag, expect) => post({ t: 'post', launch, id, src, tag, expect }),
+    wait: (id) => {
+      post({ t: 'wait', launch, id });
+      scheduleIdle();
+    },
+    announce: (index, call) => post({ t: 'announce', launch, index, call }),
+    barrier: (id) => {
+      post({ t: 'barrier', launch, id });
+      scheduleIdle();
+    },
+  };
+  const comm = new Comm(init.rank, init.worldSize, transport, init.seed, init.faults);
+  current = { launch, comm };
+  const end = (m: FromRank, transfer: ArrayBuffer[] = []) => {
+    process.stdout.write(endMarker(launch));
+    process.stderr.write(endMarker(launch));
+    post(m, transfer);
+    if (current?.launch === launch) current = null;
+  };
+  main(init, comm).then(
+    (value) => {
+      const transfer: ArrayBuffer[] = [];
+      let encoded: unknown;
+      try {
+        encoded = encodeValue(value, transfer);
+        end({ t: 'done', launch, value: encoded }, transfer);
+      } catch (e) {
+        end({ t: 'fail', launch, error: encodeError(e) });
+      }
+    },
+    (e: unknown) => end({ t: 'fail', launch, error: encodeError(e) }),
+  );
+}
+
+async function main(init: WorkerInit, comm: Comm): Promise<unknown> {
   const mod = (await import(pathToFileURL(init.module).href)) as Record<string, unknown>;
   const fn = mod[init.exportName];
   if (typeof fn !== 'function') {
     const names = Object.keys(mod).filter((k) => typeof mod[k] === 'function');
     throw new TypeError(`${init.module} has no exported function '${init.exportName}'; its exported functions are: ${names.join(', ') || '(none)'}`);
   }
-  const args = decodeValue(init.args) as unknown[];
-  const value = await fn(comm, ...args);
-  const transfer: ArrayBuffer[] = [];
-  post({ t: 'done', value: encodeValue(value, transfer) }, transfer);
+  return fn(comm, ...(decodeValue(init.args) as unknown[]));
 }
 
-main().then(
-  () => port.unref(),
-  (e: unknown) => {
-    post({ t: 'fail', error: encodeError(e) });
-    port.unref();
-  },
-);
+port.postMessage({ t: 'ready' } satisfies FromRank);

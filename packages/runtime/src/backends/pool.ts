@@ -1,0 +1,160 @@
+/**
+ * A pool of rank workers. Starting a worker is the slow part of a launch
+ * (a V8 isolate, the TypeScript loader, the tensor library), so a pool
+ * starts each worker once and lends it to launch after launch.
+ *
+ * Every worker must say it is ready within a start-up limit; one that does
+ * not (a slow or stuck start) is terminated and started again, so start-up
+ * trouble never counts against a rank program's own time limit.
+ *
+ * A worker that ended its last launch cleanly (its program returned or
+ * threw) goes back to the pool; one that timed out, ran out of memory or was
+ * killed is terminated. Module state lives as long as the worker: a program
+ * module is imported once per worker and stays loaded between launches.
+ */
+import { Worker } from 'node:worker_threads';
+import type { ToRank } from './protocol.ts';
+
+// The boot file is plain JavaScript: it registers tsx in the worker, then loads worker-main.ts.
+const WORKER_BOOT = new URL('./worker-boot.mjs', import.meta.url);
+
+/** Options of a worker pool. */
+export interface WorkerPoolOptions {
+  /** Heap limit of each worker, in MB. Default 512. */
+  memoryLimitMb?: number;
+  /** How long a worker may take to start before it is started again. Default 30000 ms. */
+  startupTimeoutMs?: number;
+  /** How many times to try starting one worker. Default 3. */
+  startupAttempts?: number;
+}
+
+/** A worker could not be started (after every attempt). */
+export class WorkerStartError extends Error {
+  override name = 'WorkerStartError';
+}
+
+/** One rank worker and its thread. */
+export class RankWorker {
+  /** Launches this worker has served. */
+  launches = 0;
+  constructor(readonly worker: Worker) {}
+
+  /** Sends a message to the worker. */
+  post(m: ToRank, transfer: ArrayBuffer[] = []): void {
+    this.worker.postMessage(m, transfer);
+  }
+}
+
+/** Rank workers to lend to launches; see the file comment. */
+export class WorkerPool {
+  readonly memoryLimitMb: number;
+  private readonly idle: RankWorker[] = [];
+  private readonly all = new Set<RankWorker>();
+  private closed = false;
+
+  constructor(private readonly opts: WorkerPoolOptions = {}) {
+    this.memoryLimitMb = opts.memoryLimitMb ?? 512;
+  }
+
+  /** Number of live workers (idle and lent). */
+  get size(): number {
+    return this.all.size;
+  }
+
+  /** Starts workers until at least `n` are idle, so that the next launch of `n` ranks starts at once. */
+  async warm(n: number): Promise<void> {
+    const missing = Math.max(0, n - this.idle.length);
+    const started = await Promise.all(Array.from({ length: missing }, () => this.start()));
+    for (const w of started) this.park(w);
+  }
+
+  /** @internal Lends `n` ready workers (starting what is missing). */
+  async acquire(n: number): Promise<RankWorker[]> {
+    if (this.closed) throw new WorkerStartError('the worker pool is closed');
+    const taken = this.idle.splice(0, n);
+    const fresh = await Promise.all(Array.from({ length: n - taken.length }, () => this.start()));
+    const out = [...taken, ...fresh];
+    for (const w of out) w.worker.ref();
+    return out;
+  }
+
+  /** @internal Takes a worker back: to the pool if `reusable`, else it is terminated. */
+  release(w: RankWorker, reusable: boolean): Promise<void> {
+    w.launches++;
+    if (reusable && !this.closed) {
+      this.park(w);
+      return Promise.resolve();
+    }
+    return this.discard(w);
+  }
+
+  /** Terminates every worker. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.all].map((w) => this.discard(w)));
+  }
+
+  private park(w: RankWorker): void {
+    // An idle worker must not keep the process alive.
+    w.worker.unref();
+    this.idle.push(w);
+  }
+
+  private async discard(w: RankWorker): Promise<void> {
+    this.all.delete(w);
+    const i = this.idle.indexOf(w);
+    if (i >= 0) this.idle.splice(i, 1);
+    await w.worker.terminate();
+  }
+
+  private async start(): Promise<RankWorker> {
+    const attempts = this.opts.startupAttempts ?? 3;
+    const problems: string[] = [];
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      try {
+        const w = await this.startOnce();
+        this.all.add(w);
+        return w;
+      } catch (e) {
+        problems.push(`attempt ${attempt}: ${(e as Error).message}`);
+      }
+    }
+    throw new WorkerStartError(`could not start a rank worker (${problems.join('; ')})`);
+  }
+
+  private startOnce(): Promise<RankWorker> {
+    const mb = this.memoryLimitMb;
+    const worker = new Worker(WORKER_BOOT, {
+      resourceLimits: { maxOldGenerationSizeMb: mb, maxYoungGenerationSizeMb: Math.min(64, Math.max(8, mb / 8)) },
+      stdout: true,
+      stderr: true,
+      name: 'dtlab rank worker',
+    });
+    // Output is read by each launch; until then it is drained and dropped.
+    worker.stdout.resume();
+    worker.stderr.resume();
+    const limit = this.opts.startupTimeoutMs ?? 30_000;
+    return new Promise((resolve, reject) => {
+      const fail = (why: string) => {
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        void worker.terminate();
+        reject(new Error(why));
+      };
+      const timer = setTimeout(() => fail(`not ready after ${limit} ms`), limit);
+      const onMessage = (m: { t?: string }) => {
+        if (m?.t !== 'ready') return;
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+        worker.off('exit', onExit);
+        resolve(new RankWorker(worker));
+      };
+      const onError = (e: Error) => fail(`failed while starting: ${e.message}`);
+      const onExit = (code: number) => fail(`exited with code ${code} while starting`);
+      worker.on('message', onMessage);
+      worker.once('error', onError);
+      worker.once('exit', onExit);
+    });
+  }
+}

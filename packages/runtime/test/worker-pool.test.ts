@@ -1,0 +1,57 @@
+/**
+ * A WorkerPool lends the same rank workers to launch after launch, replaces
+ * the ones a launch had to stop, and keeps launches apart.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { launch, WorkerPool } from '../src/index.ts';
+import { program } from './support.ts';
+
+describe('a worker pool', () => {
+  const pool = new WorkerPool({ memoryLimitMb: 128 });
+  afterAll(() => pool.close());
+
+  it('reuses its workers: module state carries over from one launch to the next', async () => {
+    const first = await launch({ worldSize: 3, backend: 'workers', program: program('pool', 'count'), pool, output: 'capture' });
+    const second = await launch({ worldSize: 3, backend: 'workers', program: program('pool', 'count'), pool, output: 'capture' });
+    expect(pool.size).toBe(3);
+    expect(first.ranks.map((r) => r.value)).toEqual([1, 1, 1]);
+    expect(second.ranks.map((r) => r.value)).toEqual([2, 2, 2]);
+    // Each launch gets its own rank's output, end marker stripped.
+    expect(second.ranks.map((r) => r.output)).toEqual([0, 1, 2].map((r) => `rank ${r} has seen 2 launch(es)\n`));
+  });
+
+  it('ignores what a previous launch left running: a late send does not reach the next launch', async () => {
+    await launch({ worldSize: 2, backend: 'workers', program: program('pool', 'leaveTimer'), pool });
+    const next = await launch({ worldSize: 2, backend: 'workers', program: program('pool', 'exchange'), pool });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(next.ranks.map((r) => r.value)).toEqual([1, 0]);
+    expect(next.trace.map((e) => e.count)).toEqual([1, 1]);
+  });
+
+  it('replaces a worker it had to stop (a timeout) and carries on', async () => {
+    const stuck = await launch({ worldSize: 2, backend: 'workers', program: program('pool', 'spin'), pool, timeoutMs: 500 });
+    expect(stuck.ranks.map((r) => r.status)).toEqual(['timeout', 'timeout']);
+    const after = await launch({ worldSize: 2, backend: 'workers', program: program('pool', 'exchange'), pool });
+    expect(after.ok).toBe(true);
+    expect(after.ranks.map((r) => r.value)).toEqual([1, 0]);
+  });
+
+  it('warms up workers ahead of a launch', async () => {
+    const p = new WorkerPool({ memoryLimitMb: 64 });
+    await p.warm(2);
+    expect(p.size).toBe(2);
+    const r = await launch({ worldSize: 2, backend: 'workers', program: program('pool', 'exchange'), pool: p });
+    expect(r.ok).toBe(true);
+    expect(p.size).toBe(2);
+    await p.close();
+  });
+
+  it('reports workers that cannot start as rank errors, after retrying', async () => {
+    const p = new WorkerPool({ memoryLimitMb: 64, startupTimeoutMs: 1, startupAttempts: 2 });
+    const r = await launch({ worldSize: 2, backend: 'workers', program: program('pool', 'exchange'), pool: p });
+    expect(r.ok).toBe(false);
+    expect(r.ranks[0]!.error?.name).toBe('WorkerStartError');
+    expect(r.ranks[0]!.error?.message).toMatch(/attempt 1: not ready after 1 ms; attempt 2: not ready after 1 ms/);
+    await p.close();
+  });
+});
