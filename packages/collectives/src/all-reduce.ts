@@ -6,7 +6,7 @@ import type { Tensor } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
 import { dense } from './dense.ts';
 import { checkOp, finish, itemSize, opName, type ReduceOp } from './reduce-op.ts';
-import { itemBounds } from './algorithms/common.ts';
+import { itemBounds, region } from './algorithms/common.ts';
 import { ringAllGather, ringReduceScatter } from './algorithms/ring.ts';
 import { treeBroadcast, treeReduce } from './algorithms/tree.ts';
 import { naiveAllReduce } from './algorithms/naive.ts';
@@ -30,16 +30,17 @@ export interface AllReduceOptions {
 /** Reduces `t` across all ranks, in place; resolves to `t`. */
 export async function allReduce(comm: Comm, t: Tensor, opts: AllReduceOptions = {}): Promise<Tensor> {
   checkTensor('allReduce', comm, t);
-  const op = checkOp('allReduce', opts.op ?? 'sum');
+  const op = checkOp('allReduce', comm, opts.op ?? 'sum', t.numel);
   const algorithm = opts.algorithm ?? 'ring';
-  if (!['ring', 'naive', 'tree'].includes(algorithm)) throw new TypeError(`allReduce: algorithm must be 'ring', 'naive' or 'tree', got ${JSON.stringify(algorithm)}`);
+  if (!['ring', 'naive', 'tree'].includes(algorithm)) throw new TypeError(`rank ${comm.rank}: allReduce: algorithm must be 'ring', 'naive' or 'tree', got ${JSON.stringify(algorithm)}`);
   announce(comm, { op: 'allReduce', count: t.numel, dtype: t.dtype, reduceOp: opName(op), algorithm });
   const buf = dense(t);
   if (comm.worldSize > 1) {
     if (algorithm === 'ring') {
       const bounds = itemBounds(t.numel, comm.worldSize, itemSize(op));
-      await ringReduceScatter(comm, buf.data, bounds, op);
-      await ringAllGather(comm, buf.data, bounds);
+      const mine = await ringReduceScatter(comm, buf.data, bounds, op);
+      region(buf.data, bounds[comm.rank]!).set(mine);
+      await ringAllGather(comm, buf.data, bounds, mine); // sends `mine` on without another copy
     } else if (algorithm === 'tree') {
       await treeReduce(comm, buf.data, op, 0);
       await treeBroadcast(comm, buf.data, 0);

@@ -12,7 +12,7 @@ import { announce, checkTensor } from './call.ts';
 export async function allToAll(comm: Comm, inputs: readonly Tensor[]): Promise<Tensor[]> {
   const { rank: r, worldSize: n } = comm;
   if (!Array.isArray(inputs) || inputs.length !== n) {
-    throw new RangeError(`rank ${r}: allToAll: pass ${n} tensors (one per rank), got ${Array.isArray(inputs) ? inputs.length : String(inputs)}`);
+    throw new RangeError(`rank ${r}: allToAll: inputs must hold ${n} tensors (one per rank), got ${Array.isArray(inputs) ? inputs.length : String(inputs)}`);
   }
   inputs.forEach((t, i) => checkTensor('allToAll', comm, t, `inputs[${i}]`));
   announce(comm, { op: 'allToAll', dtype: inputs[0]!.dtype });

@@ -21,6 +21,12 @@
  * gather, the gathered output; for scatter, the root's input; for allToAll,
  * each rank's input. The forms are exact when N divides S into equal chunks
  * (and, for trees, N is a power of two); otherwise they are upper bounds.
+ *
+ * Buffers split between elements, never inside one: when N does not divide
+ * the element count, the largest chunk holds ceil(count/N) elements, up to
+ * one element more than S/N, and the ring carries that chunk over every one
+ * of its hops. So S/N in the table stands for that largest chunk,
+ * ceil(S/(N·e))·e bytes with e the bytes per element (`elementBytes`).
  */
 import type { CostModel } from '@dtlab/runtime';
 
@@ -40,15 +46,27 @@ export const DEFAULT_ALGORITHM: Record<CostedOp, string> = {
   barrier: '-',
 };
 
+/** Options of `estimateTime`. */
+export interface EstimateOptions {
+  /**
+   * Bytes per element (4 for float32, 8 for float64), the unit chunks are
+   * rounded to. Default 1, which rounds chunks to whole bytes: still exact
+   * when N divides the element count, but no longer an upper bound otherwise.
+   */
+  elementBytes?: number;
+}
+
 /** Estimated time in microseconds of `op` with `algorithm` on `bytes` bytes and `worldSize` ranks. */
-export function estimateTime(op: CostedOp, algorithm: string | undefined, bytes: number, worldSize: number, cost: CostModel): number {
+export function estimateTime(op: CostedOp, algorithm: string | undefined, bytes: number, worldSize: number, cost: CostModel, opts: EstimateOptions = {}): number {
   const n = worldSize;
   const { alphaUs: a, bytesPerUs: bw } = cost;
+  const e = opts.elementBytes ?? 1;
   const algo = algorithm ?? DEFAULT_ALGORITHM[op];
   if (!(n >= 1) || !Number.isInteger(n)) throw new RangeError(`estimateTime: worldSize must be a positive integer, got ${worldSize}`);
   if (!(bytes >= 0)) throw new RangeError(`estimateTime: bytes must be non-negative, got ${bytes}`);
+  if (!(e > 0)) throw new RangeError(`estimateTime: elementBytes must be positive, got ${opts.elementBytes}`);
   if (n === 1) return 0;
-  const chunk = Math.ceil(bytes / n); // the largest chunk under the uneven-split rule (rounded to bytes)
+  const chunk = Math.ceil(bytes / e / n) * e; // the largest chunk under the uneven-split rule, in whole elements
   const rounds = Math.ceil(Math.log2(n));
   const key = `${op}/${algo}`;
   switch (key) {

@@ -11,7 +11,7 @@ export { gather, type GatherOptions } from './gather.ts';
 export { scatter, type ScatterOptions } from './scatter.ts';
 export { allToAll } from './all-to-all.ts';
 export { barrier } from './barrier.ts';
-export { estimateTime, DEFAULT_ALGORITHM, type CostedOp } from './cost-model.ts';
+export { estimateTime, DEFAULT_ALGORITHM, type CostedOp, type EstimateOptions } from './cost-model.ts';
 export { type ReduceOp, type CustomReduceOp } from './reduce-op.ts';
 export { COLLECTIVE_TAG } from './algorithms/common.ts';
 export { chunkBounds, type ChunkBound } from '@dtlab/tensor';

@@ -5,12 +5,13 @@
 import { Tensor } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
 import { checkOp, finish, itemSize, opName, type ReduceOp } from './reduce-op.ts';
-import { itemBounds, region } from './algorithms/common.ts';
+import { itemBounds } from './algorithms/common.ts';
 import { ringReduceScatter } from './algorithms/ring.ts';
 import { announce, checkTensor } from './call.ts';
 
 /** Options of `reduceScatter`. */
 export interface ReduceScatterOptions {
+  /** Reduce op. Default 'sum'. */
   op?: ReduceOp;
 }
 
@@ -20,12 +21,11 @@ export interface ReduceScatterOptions {
  */
 export async function reduceScatter(comm: Comm, t: Tensor, opts: ReduceScatterOptions = {}): Promise<Tensor> {
   checkTensor('reduceScatter', comm, t);
-  const op = checkOp('reduceScatter', opts.op ?? 'sum');
+  const op = checkOp('reduceScatter', comm, opts.op ?? 'sum', t.numel);
   announce(comm, { op: 'reduceScatter', count: t.numel, dtype: t.dtype, reduceOp: opName(op) });
-  const data = t.data() === t._storage.data ? t._storage.data.slice() : t.data();
   const bounds = itemBounds(t.numel, comm.worldSize, itemSize(op));
-  if (comm.worldSize > 1) await ringReduceScatter(comm, data, bounds, op);
-  const mine = region(data, bounds[comm.rank]!).slice();
+  // The ring only reads its input, and resolves to a buffer of our own: no copies needed here.
+  const mine = await ringReduceScatter(comm, t.data(), bounds, op);
   finish(op, mine, comm.worldSize);
   return Tensor._fromData(mine, [mine.length]);
 }

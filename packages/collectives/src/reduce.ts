@@ -14,6 +14,7 @@ import { announce, checkRoot, checkTensor } from './call.ts';
 export interface ReduceOptions {
   /** The rank that receives the result. Default 0. */
   dst?: number;
+  /** Reduce op. Default 'sum'. */
   op?: ReduceOp;
 }
 
@@ -21,7 +22,7 @@ export interface ReduceOptions {
 export async function reduce(comm: Comm, t: Tensor, opts: ReduceOptions = {}): Promise<Tensor> {
   checkTensor('reduce', comm, t);
   const dst = checkRoot('reduce', comm, opts.dst ?? 0, 'dst');
-  const op = checkOp('reduce', opts.op ?? 'sum');
+  const op = checkOp('reduce', comm, opts.op ?? 'sum', t.numel);
   announce(comm, { op: 'reduce', count: t.numel, dtype: t.dtype, reduceOp: opName(op), dst });
   const buf = dense(t);
   // Non-root ranks work on a copy: the tree leaves partial results behind.

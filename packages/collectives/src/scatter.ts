@@ -21,7 +21,7 @@ export async function scatter(comm: Comm, chunks: readonly Tensor[] | null, opts
   const src = checkRoot('scatter', comm, opts.src ?? 0, 'src');
   if (comm.rank === src) {
     if (!Array.isArray(chunks) || chunks.length !== comm.worldSize) {
-      throw new RangeError(`rank ${comm.rank}: scatter: the source rank must pass ${comm.worldSize} tensors (one per rank), got ${Array.isArray(chunks) ? chunks.length : String(chunks)}`);
+      throw new RangeError(`rank ${comm.rank}: scatter: chunks must hold ${comm.worldSize} tensors (one per rank) on the src rank, got ${Array.isArray(chunks) ? chunks.length : String(chunks)}`);
     }
     chunks.forEach((c, i) => checkTensor('scatter', comm, c, `chunks[${i}]`));
   }

@@ -16,35 +16,56 @@ import type { ChunkBound, TypedArray } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
 import { combineInto, type CustomReduceOp, type ReduceOp } from '../reduce-op.ts';
 import { COLLECTIVE_TAG, asTensor, mod, region } from './common.ts';
+import { keepBuffer, ownedCopy } from './message-buffers.ts';
 
-/** One ring step: send `out` to the next rank while receiving from the previous one. */
+/**
+ * One ring step: moves `out` to the next rank while receiving from the
+ * previous one. `out` must be a buffer this rank owns; it is sent without a
+ * copy and is gone afterwards. Resolves to the received buffer, which this
+ * rank then owns (and may send on the same way).
+ */
 async function ringStep(comm: Comm, out: TypedArray): Promise<TypedArray> {
   const next = mod(comm.rank + 1, comm.worldSize);
   const prev = mod(comm.rank - 1, comm.worldSize);
   const incoming = comm.irecv(prev, { tag: COLLECTIVE_TAG });
-  comm.isend(next, asTensor(out), { tag: COLLECTIVE_TAG });
+  comm.isend(next, asTensor(out), { tag: COLLECTIVE_TAG, transfer: true });
   return (await incoming.wait()).data();
 }
 
-/** Ring reduce-scatter in place: afterwards `data`'s chunk `rank` holds the reduction of every rank's chunk. */
-export async function ringReduceScatter(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[], op: ReduceOp): Promise<void> {
-  if (typeof op !== 'string') return ringReduceScatterOrdered(comm, data, bounds, op);
+/**
+ * Ring reduce-scatter. `data` is only read. Resolves to a buffer this rank
+ * owns holding chunk `rank` reduced over every rank.
+ */
+export async function ringReduceScatter(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[], op: ReduceOp): Promise<TypedArray> {
   const { rank: r, worldSize: n } = comm;
+  if (n === 1) return ownedCopy(comm, region(data, bounds[r]!));
+  if (typeof op !== 'string') return ringReduceScatterOrdered(comm, data, bounds, op);
+  // Step 0 sends our own chunk r-1; every later step sends on the partial
+  // result just received, with our values combined in, in the same buffer.
+  let out = ownedCopy(comm, region(data, bounds[mod(r - 1, n)]!));
   for (let s = 0; s < n - 1; s++) {
-    const sendChunk = bounds[mod(r - s - 1, n)]!;
-    const recvChunk = bounds[mod(r - s - 2, n)]!;
-    const incoming = await ringStep(comm, region(data, sendChunk));
-    combineInto(op, region(data, recvChunk), incoming);
+    const partial = await ringStep(comm, out);
+    combineInto(op, partial, region(data, bounds[mod(r - s - 2, n)]!));
+    out = partial;
   }
+  return out;
 }
 
-/** Ring all-gather in place: rank r contributes chunk r of `data`; afterwards every chunk is filled everywhere. */
-export async function ringAllGather(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[]): Promise<void> {
+/**
+ * Ring all-gather in place: rank r contributes chunk r of `data`; afterwards
+ * every chunk is filled everywhere. `own`, if given, is a buffer this rank
+ * owns holding chunk r: it is sent instead of a copy of it (and is gone afterwards).
+ */
+export async function ringAllGather(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[], own?: TypedArray): Promise<void> {
   const { rank: r, worldSize: n } = comm;
+  if (n === 1) return;
+  let out = own ?? ownedCopy(comm, region(data, bounds[r]!));
   for (let s = 0; s < n - 1; s++) {
-    const incoming = await ringStep(comm, region(data, bounds[mod(r - s, n)]!));
+    const incoming = await ringStep(comm, out);
     data.set(incoming, bounds[mod(r - s - 1, n)]!.start);
+    out = incoming; // the chunk we send on at the next step
   }
+  keepBuffer(comm, out); // the last chunk goes no further: reuse its buffer next call
 }
 
 /**
@@ -56,9 +77,8 @@ export async function ringAllGather(comm: Comm, data: TypedArray, bounds: readon
  * Messages after the wrap carry both, so this costs up to twice the traffic
  * of the commutative ring: the price of a non-commutative op.
  */
-async function ringReduceScatterOrdered(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[], op: CustomReduceOp): Promise<void> {
+async function ringReduceScatterOrdered(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[], op: CustomReduceOp): Promise<TypedArray> {
   const { rank: r, worldSize: n } = comm;
-  if (n === 1) return;
   // The chunk this rank starts at step 0 is c = r-1: rank r is its first rank.
   const first = mod(r - 1, n);
   let h: TypedArray | null = r > first ? region(data, bounds[first]!).slice() : null;
@@ -78,7 +98,7 @@ async function ringReduceScatterOrdered(comm: Comm, data: TypedArray, bounds: re
   }
   // Now c = r: fold the two halves in rank order into our chunk.
   if (h) combineInto(op, l!, h, true);
-  region(data, bounds[r]!).set(l!);
+  return l!;
 }
 
 function concat(a: TypedArray | null, b: TypedArray | null): TypedArray {
