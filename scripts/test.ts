@@ -52,7 +52,12 @@ const packages = workspacePackages();
 for (const p of packages) rmSync(join(p, '.vitest-results'), { recursive: true, force: true });
 
 const turbo = join(root, 'node_modules', '.bin', 'turbo');
-const run = spawnSync(turbo, ['run', 'typecheck', 'test', '--output-logs=new-only', ...args], { cwd: root, env, stdio: 'inherit' });
+// Typechecks run in parallel; test suites one package at a time, because
+// several of them start many rank workers and two at once would overload a
+// small machine (and its timeouts).
+const typecheck = spawnSync(turbo, ['run', 'typecheck', '--continue', '--output-logs=errors-only', ...args], { cwd: root, env, stdio: 'inherit' });
+const tests = spawnSync(turbo, ['run', 'test', '--continue', '--concurrency=1', '--output-logs=new-only', ...args], { cwd: root, env, stdio: 'inherit' });
+const run = { status: typecheck.status || tests.status };
 
 let passed = 0;
 let failed = 0;
