@@ -44,7 +44,10 @@ if (exerciseArg || ui) {
   }
   const vitest = join(root, 'node_modules', '.bin', 'vitest');
   const rest = args.filter((a) => a !== exerciseArg && a !== '--ui');
-  const r = spawnSync(vitest, [...(ui ? ['--ui'] : ['run']), '--root', join(dir, folder), ...rest], { cwd: root, env, stdio: 'inherit' });
+    // Without a display (a server, a container) there is no browser to open: vitest prints the UI's address instead.
+  const headless = process.platform === 'linux' && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY;
+  const mode = ui ? ['--ui', ...(headless ? ['--open=false'] : [])] : ['run'];
+  const r = spawnSync(vitest, [...mode, '--root', join(dir, folder), ...rest], { cwd: root, env, stdio: 'inherit' });
   process.exit(r.status ?? 1);
 }
 
