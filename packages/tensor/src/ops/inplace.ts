@@ -62,6 +62,13 @@ export function div_<T extends Tensor>(t: T, other: TensorLike): T {
 }
 /** `t[...] = src`, broadcasting `src` to `t`'s shape and converting its dtype. */
 export function copy_<T extends Tensor>(t: T, src: TensorLike): T {
+  // The common case, a dense copy between same-shaped tensors, is one block copy.
+  if (src instanceof Tensor && src._storage !== t._storage && sameShape(src.shape, t.shape) && src.isContiguous() && t.isContiguous()) {
+    checkInplace('copy_', t, src);
+    t._storage.data.set(src._storage.data.subarray(src.offset, src.offset + src.numel), t.offset);
+    t._storage.version++;
+    return t;
+  }
   return writeBinary('copy_', t, src, (_x, y) => y) as T;
 }
 /** Every element of `t` set to `value`. */
