@@ -40,6 +40,9 @@ async function main(): Promise<void> {
   await pool.close();
 }
 
+// An orphan (the grader itself was killed, say with kill -9) has no one to report to: stop at once.
+process.on('disconnect', () => process.exit(4));
+
 main().then(
   () => process.exit(0),
   (e: unknown) => {

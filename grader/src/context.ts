@@ -40,10 +40,17 @@ function rootCause(ranks: RankOutcome[]): RankOutcome | undefined {
   );
 }
 
+/** Rank output is kept up to this many bytes per rank and launch; the rest is dropped and noted. */
+const RANK_OUTPUT_LIMIT = 64 * 1024;
+/** The note the runtime appends to captured output when it dropped some. */
+const DROPPED = /\n\[dtlab: (\d+) more bytes of output from rank \d+ were dropped\]\n$/;
+
 /** Implements CheckContext for one check. */
 export class Context implements CheckContext {
   readonly notes: string[] = [];
   readonly comm: CommSummary = { messages: 0, bytes: 0, virtualTimeUs: 0 };
+  /** Rank output dropped beyond the limit, over every launch of this check. */
+  outputDroppedBytes = 0;
 
   constructor(
     readonly manifest: Manifest,
@@ -71,13 +78,14 @@ export class Context implements CheckContext {
       timeoutMs: spec.timeoutMs ?? this.manifest.timeLimits.checkMs,
       memoryLimitMb: this.manifest.memoryLimitMb ?? 256,
       output: 'capture',
-      outputLimitBytes: 64 * 1024,
+      outputLimitBytes: RANK_OUTPUT_LIMIT,
       seed: this.seed,
       ...(this.pool ? { pool: this.pool } : {}),
     });
     this.comm.messages += result.trace.length;
     this.comm.bytes += result.stats.reduce((s, x) => s + x.bytesSent, 0);
     this.comm.virtualTimeUs = Math.max(this.comm.virtualTimeUs, ...result.stats.map((s) => s.vtUs));
+    this.noteDroppedOutput(result.ranks, spec.worldSize);
     const cause = rootCause(result.ranks);
     if (cause) {
       const where = `with ${spec.worldSize} rank${spec.worldSize === 1 ? '' : 's'}`;
@@ -88,6 +96,19 @@ export class Context implements CheckContext {
       throw new CheckFailure(`${where}: rank ${cause.rank} ${cause.status === 'killed' ? 'was killed' : 'failed'}: ${text}`, { rank: cause.rank, index: null, expected: null, actual: null, label: 'error' });
     }
     return result;
+  }
+
+  private noteDroppedOutput(ranks: RankOutcome[], worldSize: number): void {
+    const dropped = ranks.map((r) => Number(DROPPED.exec(r.output ?? '')?.[1] ?? 0));
+    const total = dropped.reduce((s, x) => s + x, 0);
+    if (total === 0) return;
+    const first = this.outputDroppedBytes === 0;
+    this.outputDroppedBytes += total;
+    // One note per check is enough: the flag and the byte count tell the rest.
+    if (first) {
+      const who = dropped.flatMap((b, r) => (b > 0 ? [`rank ${r}`] : [])).join(', ');
+      this.note(`output: ${who} of ${worldSize} printed more than ${RANK_OUTPUT_LIMIT / 1024} KiB in one run; the rest (${total} bytes that time) was dropped unread`);
+    }
   }
 
   expectClose(actual: testing.Comparable, expected: testing.Comparable, opts: ExpectCloseOptions): void {

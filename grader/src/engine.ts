@@ -26,6 +26,7 @@ export async function runCheck(job: GradingJob, manifest: Manifest, id: string, 
     status,
     message: [message, ...ctx.notes].filter(Boolean).join('\n'),
     ...(ctx.comm.messages > 0 || ctx.comm.virtualTimeUs > 0 ? { comm: { ...ctx.comm } } : {}),
+    ...(ctx.outputDroppedBytes > 0 ? { outputDroppedBytes: ctx.outputDroppedBytes } : {}),
     ...extra,
     durationMs: Math.round(performance.now() - started),
   });

@@ -9,9 +9,9 @@ import type { Exercise } from './exercises.ts';
 import { checkModulePath } from './paths.ts';
 import { checkPolicy, formatViolations, type PolicyViolation } from './policy.ts';
 import { privateCopy, SubmissionError } from './submission.ts';
-import { runIsolated } from './isolate.ts';
+import { runIsolated, type IsolatedRun, type Limits } from './isolate.ts';
 import type { ChildMessage, CheckResult, GradingJob } from './results.ts';
-import type { Rubric, RubricCheck } from './rubric.ts';
+import type { Rubric, RubricCheck, RubricFlag } from './rubric.ts';
 import { graderVersion } from './version.ts';
 
 /** Id of the automatic policy check (no points: failing it stops every other check). */
@@ -30,6 +30,17 @@ export interface GradeOptions {
   hintsShown?: number;
   /** Progress, as checks start and end. */
   onProgress?: (m: ChildMessage) => void;
+  /** Limits of the grading process; default: the manifest's `timeLimits.totalMs`, and the memory of every rank worker plus 1 GB. */
+  limits?: Partial<Limits>;
+  /** Aborting kills the grading process at once (batch grading on Ctrl-C); the rubric then ends in 'error' and should be dropped. */
+  signal?: AbortSignal;
+  /**
+   * Tests only: run the submission without the static policy check, so that
+   * the isolation behind it (time, memory and output limits, a process that
+   * exits or kills itself) is exercised on code the policy would refuse.
+   * The rubric then records the flag 'policy-skipped' and never passes.
+   */
+  unsafeSkipPolicy?: boolean;
 }
 
 function skipped(c: { id: string; title: string; points: number; visibility: 'public' | 'hidden' }, message: string): RubricCheck {
@@ -63,7 +74,7 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
   } catch (e) {
     if (!(e instanceof SubmissionError)) throw e;
     const policy: RubricCheck = { id: POLICY_CHECK_ID, name: 'Static policy: imports and constructs', visibility: 'public', score: 0, maxScore: 0, status: 'failed', message: e.message, durationMs: 0 };
-    return finish({ ...base, submission: { id, path: submissionPath, sha256: '0'.repeat(64) } }, [policy, ...checks.map((c) => skipped(c, 'not run: there is no submission to run'))], notes, started);
+    return finish({ ...base, submission: { id, path: submissionPath, sha256: '0'.repeat(64) } }, [policy, ...checks.map((c) => skipped(c, 'not run: there is no submission to run'))], notes, started, ['policy']);
   }
   try {
     const submission = { id, path: submissionPath, sha256: copy.sha256 };
@@ -73,18 +84,22 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
     for (const e of manifest.entry) {
       if (!existsSync(join(copy.dir, e.file))) violations.push({ file: e.file, line: 0, column: 0, rule: 'import', message: `${e.file} is missing: the exercise is graded through it` });
     }
-    violations.push(...checkPolicy(join(copy.dir, 'src'), manifest.allowedImports));
+    if (!opts.unsafeSkipPolicy) violations.push(...checkPolicy(join(copy.dir, 'src'), manifest.allowedImports));
     const policy: RubricCheck = {
       id: POLICY_CHECK_ID,
       name: 'Static policy: imports and constructs',
       visibility: 'public',
       score: 0,
       maxScore: 0,
-      status: violations.length ? 'failed' : 'passed',
-      message: violations.length ? `the submission breaks the course's code policy, so it was not run:\n${formatViolations(violations)}` : `allowed imports: ${manifest.allowedImports.join(', ')}`,
+      status: violations.length ? 'failed' : opts.unsafeSkipPolicy ? 'skipped' : 'passed',
+      message: violations.length
+        ? `the submission breaks the course's code policy, so it was not run:\n${formatViolations(violations)}`
+        : opts.unsafeSkipPolicy
+          ? 'not run: the policy check was skipped (tests of the isolation only)'
+          : `allowed imports: ${manifest.allowedImports.join(', ')}`,
       durationMs: Date.now() - t0,
     };
-    if (violations.length) return finish({ ...base, submission }, [policy, ...checks.map((c) => skipped(c, 'not run: the policy check failed'))], notes, started);
+    if (violations.length) return finish({ ...base, submission }, [policy, ...checks.map((c) => skipped(c, 'not run: the policy check failed'))], notes, started, ['policy']);
 
     const job: GradingJob = {
       folder,
@@ -95,7 +110,8 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
       checkIds: checks.map((c) => c.id),
     };
     const maxWorld = Math.max(...manifest.worldSizes);
-    const run = await runIsolated(job, { totalMs: manifest.timeLimits.totalMs, memoryMb: (manifest.memoryLimitMb ?? 256) * maxWorld + 1024 }, opts.onProgress);
+    const limits: Limits = { totalMs: manifest.timeLimits.totalMs, memoryMb: (manifest.memoryLimitMb ?? 256) * maxWorld + 1024, ...opts.limits };
+    const run = await runIsolated(job, limits, opts.onProgress, opts.signal);
     const byId = new Map<string, CheckResult>(run.results.map((r) => [r.id, r]));
     const rubricChecks = checks.map((c): RubricCheck => {
       const r = byId.get(c.id);
@@ -109,15 +125,29 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
       }
       return skipped(c, `not run: ${run.detail || 'grading stopped'}`);
     });
-    return finish({ ...base, submission }, [policy, ...rubricChecks], notes, started);
+    if (run.droppedBytes > 0) notes.push(`the grading process wrote ${run.droppedBytes} bytes of output beyond the ${OUTPUT_NOTE} kept`);
+    return finish({ ...base, submission }, [policy, ...rubricChecks], notes, started, runFlags(run, opts.unsafeSkipPolicy));
   } finally {
     copy.dispose();
   }
 }
 
-function finish(base: Omit<Rubric, 'checks' | 'status' | 'score' | 'maxScore' | 'durationMs' | 'notes'>, checks: RubricCheck[], notes: string[], started: number): Rubric {
+const OUTPUT_NOTE = '64 KiB';
+
+/** The flags a TA sees for how the grading process ended. */
+function runFlags(run: IsolatedRun, policySkipped = false): RubricFlag[] {
+  const flags: RubricFlag[] = [];
+  if (policySkipped) flags.push('policy-skipped');
+  if (run.ended === 'timeout' || run.results.some((r) => r.status === 'timeout')) flags.push('timeout');
+  if (run.ended === 'out-of-memory') flags.push('out-of-memory');
+  if (run.ended === 'crashed') flags.push('crashed');
+  if (run.droppedBytes > 0 || run.results.some((r) => (r.outputDroppedBytes ?? 0) > 0)) flags.push('output-truncated');
+  return flags;
+}
+
+function finish(base: Omit<Rubric, 'checks' | 'status' | 'score' | 'maxScore' | 'durationMs' | 'notes' | 'flags'>, checks: RubricCheck[], notes: string[], started: number, flags: RubricFlag[] = []): Rubric {
   const score = checks.reduce((s, c) => s + c.score, 0);
   const maxScore = checks.reduce((s, c) => s + c.maxScore, 0);
   const status = checks.some((c) => c.status === 'error') ? 'error' : checks.every((c) => c.status === 'passed') ? 'passed' : 'failed';
-  return { ...base, durationMs: Date.now() - started, status, score, maxScore, ...(notes.length ? { notes } : {}), checks } as Rubric;
+  return { ...base, durationMs: Date.now() - started, status, score, maxScore, ...(notes.length ? { notes } : {}), ...(flags.length ? { flags } : {}), checks } as Rubric;
 }

@@ -10,9 +10,9 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { execa } from 'execa';
+import { execa, execaSync } from 'execa';
 import type { ChildMessage, CheckResult, GradingJob } from './results.ts';
-import { WORK_DIR } from './paths.ts';
+import { GRADER_DIR, ROOT, WORK_DIR } from './paths.ts';
 
 const require = createRequire(import.meta.url);
 const TSX_LOADER = pathToFileURL(require.resolve('tsx')).href;
@@ -33,12 +33,48 @@ export interface IsolatedRun {
   results: CheckResult[];
   /** The check running when the process ended, if it had not finished. */
   running: string | null;
-  ended: 'finished' | 'timeout' | 'out-of-memory' | 'crashed';
+  ended: 'finished' | 'timeout' | 'out-of-memory' | 'crashed' | 'aborted';
   /** Why it ended, in words (for anything but 'finished'). */
   detail: string;
   /** The child's own output (capped), for diagnosing a crash. */
   log: string;
+  /** Bytes of the child's own output dropped beyond the cap. */
+  droppedBytes: number;
   wallMs: number;
+}
+
+let sandbox: string[] | undefined;
+
+/**
+ * Node's permission model for the grading process, a second wall behind the
+ * static policy check: it may read the course's code (node_modules, packages,
+ * grader) and the private copies, but not solutions/ or anything else, and
+ * write no file at all. Child processes stay allowed because tsx's compiler
+ * (esbuild) runs as one. Used only when a probe shows that this Node accepts
+ * the flags and enforces them; set DTLAB_SANDBOX=0 to turn it off.
+ */
+export function sandboxFlags(): string[] {
+  if (sandbox) return sandbox;
+  sandbox = [];
+  const has = (f: string) => process.allowedNodeEnvironmentFlags.has(f);
+  const flag = has('--permission') ? '--permission' : has('--experimental-permission') ? '--experimental-permission' : null;
+  if (!flag || process.env.DTLAB_SANDBOX === '0') return sandbox;
+  mkdirSync(WORK_DIR, { recursive: true });
+  const reads = [join(ROOT, 'node_modules'), join(ROOT, 'packages'), GRADER_DIR, WORK_DIR].map((d) => `--allow-fs-read=${d}/*`);
+  // The model's own start-up warnings would only bury a crash's last lines.
+  const quiet = has('--disable-warning') ? ['--disable-warning=ExperimentalWarning', '--disable-warning=SecurityWarning'] : [];
+  const flags = [flag, ...reads, `--allow-fs-read=${join(ROOT, 'package.json')}`, '--allow-worker', '--allow-child-process', ...quiet];
+  const probe = `const fs = require('node:fs');
+fs.readFileSync(${JSON.stringify(join(GRADER_DIR, 'package.json'))});
+try { fs.writeFileSync(${JSON.stringify(join(WORK_DIR, `probe-${process.pid}`))}, 'x'); console.log('writes'); } catch (e) { console.log(e.code === 'ERR_ACCESS_DENIED' ? 'sandboxed' : 'error'); }`;
+  try {
+    const r = execaSync(process.execPath, [...flags, '-e', probe], { reject: false, timeout: 10_000, env: { ...process.env, NODE_OPTIONS: '' } });
+    if (r.exitCode === 0 && String(r.stdout).trim() === 'sandboxed') sandbox = flags;
+  } catch {
+    // no sandbox: the policy check stays the wall
+  }
+  rmSync(join(WORK_DIR, `probe-${process.pid}`), { force: true });
+  return sandbox;
 }
 
 /** Resident memory of process `pid` in MB, from /proc (Linux); null elsewhere. */
@@ -51,8 +87,12 @@ function rssMb(pid: number): number | null {
   }
 }
 
-/** Runs `job` in a child process under `limits`; `onMessage` sees progress as it happens. */
-export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (m: ChildMessage) => void): Promise<IsolatedRun> {
+/**
+ * Runs `job` in a child process under `limits`; `onMessage` sees progress as
+ * it happens. Aborting `signal` kills the process group at once (batch
+ * grading stopping on Ctrl-C); the run then ends 'aborted'.
+ */
+export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (m: ChildMessage) => void, signal?: AbortSignal): Promise<IsolatedRun> {
   const started = Date.now();
   mkdirSync(WORK_DIR, { recursive: true });
   const jobFile = join(WORK_DIR, `job-${randomBytes(6).toString('hex')}.json`);
@@ -66,7 +106,7 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
   let dropped = 0;
 
   const heapMb = Math.max(256, Math.min(limits.memoryMb, 4096));
-  const child = execa(process.execPath, [`--max-old-space-size=${heapMb}`, '--import', TSX_LOADER, CHILD, jobFile], {
+  const child = execa(process.execPath, [...sandboxFlags(), `--max-old-space-size=${heapMb}`, '--import', TSX_LOADER, CHILD, jobFile], {
     detached: true, // its own process group, so that one kill reaches everything it started
     ipc: true,
     serialization: 'json',
@@ -75,7 +115,9 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',
-    env: { ...process.env, FORCE_COLOR: '0', NODE_OPTIONS: '' },
+    cwd: job.submissionDir,
+    // No transform cache: the sandbox lets the process write nothing, and a cache shared between submissions could be poisoned.
+    env: { ...process.env, FORCE_COLOR: '0', NODE_OPTIONS: '', ...(sandboxFlags().length ? { TSX_DISABLE_CACHE: '1' } : {}) },
   });
   const killGroup = () => {
     try {
@@ -106,6 +148,13 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
     detail = `grading took longer than the exercise's limit of ${Math.round(limits.totalMs / 1000)} s and was stopped`;
     killGroup();
   }, limits.totalMs);
+  const onAbort = () => {
+    ended ??= 'aborted';
+    detail = 'grading was interrupted';
+    killGroup();
+  };
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
   const memWatch = setInterval(() => {
     const mb = child.pid ? rssMb(child.pid) : null;
     if (mb !== null && mb > limits.memoryMb) {
@@ -118,6 +167,7 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
   const outcome = await child;
   clearTimeout(timer);
   clearInterval(memWatch);
+  signal?.removeEventListener('abort', onAbort);
   killGroup(); // nothing it started may outlive it
   rmSync(jobFile, { force: true });
   if (!ended) {
@@ -128,5 +178,5 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
     }
   }
   if (dropped > 0) log += `\n[${dropped} more bytes of output dropped]`;
-  return { results, running, ended, detail, log, wallMs: Date.now() - started };
+  return { results, running, ended, detail, log, droppedBytes: dropped, wallMs: Date.now() - started };
 }

@@ -15,6 +15,8 @@ export interface CheckResult {
   message: string;
   divergence?: Divergence;
   comm?: CommSummary;
+  /** Bytes of rank output dropped beyond the capture limit (only when some were). */
+  outputDroppedBytes?: number;
   durationMs: number;
 }
 

@@ -28,6 +28,9 @@ export interface RubricCheck {
   durationMs: number;
 }
 
+/** What a TA should know about a rubric at a glance (see the schema's description of `flags`). */
+export type RubricFlag = 'missing' | 'unreadable' | 'policy' | 'timeout' | 'out-of-memory' | 'crashed' | 'output-truncated' | 'type-errors' | 'policy-skipped';
+
 /** The rubric of one grading run. */
 export interface Rubric {
   schemaVersion: 1;
@@ -42,6 +45,8 @@ export interface Rubric {
   maxScore: number;
   hintsShown?: number;
   notes?: string[];
+  /** Set by grading and batch grading; absent in rubrics written before flags existed. */
+  flags?: RubricFlag[];
   checks: RubricCheck[];
 }
 

@@ -1,0 +1,111 @@
+/**
+ * `pnpm bench batch`: batch grading throughput. A class of 40 generated
+ * submissions x 3 exercises (copies of the starters and the reference
+ * solutions, mixed) is graded with --jobs 1 and then --jobs 2, each into a
+ * fresh output folder; it prints gradings per minute, the speedup of 2 jobs
+ * over 1 (the peer measured in the same run), and how many cores the
+ * gradings kept busy, which says why the speedup is what it is.
+ *
+ * Flags: --students N (default 40), --jobs 1,2 (the job counts to compare).
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { listExercises } from '../src/exercises.ts';
+import { EXERCISES_DIR, SOLUTIONS_DIR } from '../src/paths.ts';
+import { runBatch } from '../src/batch/run.ts';
+
+function flag(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
+}
+
+const students = Number(flag('students', '40'));
+const jobCounts = flag('jobs', '1,2').split(',').map(Number);
+const exercises = listExercises();
+const cores = cpus().length;
+const TARGET = 1.7;
+
+/** Busy CPU seconds of the whole machine so far, from /proc/stat (Linux), or null. */
+function machineCpuSeconds(): number | null {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const idle = f[3]! + (f[4] ?? 0);
+    return (f.reduce((a, b) => a + b, 0) - idle) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds of this process and of every child it has waited for (the gradings), from /proc/self/stat, or null. */
+function ownCpuSeconds(): number | null {
+  try {
+    // After the command name: state is field 3; utime, stime, cutime, cstime are fields 14 to 17.
+    const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** Student i hands in the starter or the solution of each exercise, in a pattern that mixes both. */
+function makeClass(dir: string): void {
+  for (let i = 0; i < students; i++) {
+    exercises.forEach((e, k) => {
+      const solved = ((i >> k) & 1) === 1;
+      cpSync(join(solved ? SOLUTIONS_DIR : EXERCISES_DIR, e.folder, 'src'), join(dir, `student${String(i).padStart(3, '0')}`, e.folder, 'src'), { recursive: true });
+    });
+  }
+}
+
+const subs = mkdtempSync(join(tmpdir(), 'dtlab-bench-batch-'));
+makeClass(subs);
+const pairs = students * exercises.length;
+console.log(`batch grading benchmark: ${students} submissions x ${exercises.length} exercises = ${pairs} gradings (starters and solutions mixed)`);
+console.log(`machine: ${cpus()[0]?.model.trim() ?? 'unknown'}, ${cores} cores, node ${process.version}\n`);
+
+interface Row {
+  jobs: number;
+  ms: number;
+  /** Cores kept busy by the batch and by the whole machine, on average. */
+  own: number | null;
+  machine: number | null;
+  book: string;
+}
+const rows: Row[] = [];
+for (const jobs of jobCounts) {
+  const out = mkdtempSync(join(tmpdir(), `dtlab-bench-batch-out${jobs}-`));
+  const m0 = machineCpuSeconds();
+  const o0 = ownCpuSeconds();
+  const t0 = performance.now();
+  const r = await runBatch({ submissions: subs, out, jobs, seed: 1 });
+  const ms = performance.now() - t0;
+  const m1 = machineCpuSeconds();
+  const o1 = ownCpuSeconds();
+  if (r.graded !== pairs) throw new Error(`expected ${pairs} gradings, got ${r.graded}`);
+  const own = o0 !== null && o1 !== null ? (o1 - o0) / (ms / 1000) : null;
+  const machine = m0 !== null && m1 !== null ? (m1 - m0) / (ms / 1000) : null;
+  rows.push({ jobs, ms, own, machine, book: readFileSync(join(out, 'gradebook.csv'), 'utf8') });
+  console.log(
+    `--jobs ${jobs}: ${(ms / 1000).toFixed(1).padStart(6)} s   ${((pairs / ms) * 60_000).toFixed(1).padStart(6)} gradings/min   ${r.counts.passed} passed, ${r.counts.failed} failed, ${r.counts.error} errors` +
+      (own !== null ? `   cores busy: ${own.toFixed(2)} by the batch` : '') +
+      (machine !== null ? `, ${machine.toFixed(2)} by the machine (of ${cores})` : ''),
+  );
+  rmSync(out, { recursive: true, force: true });
+}
+rmSync(subs, { recursive: true, force: true });
+
+const one = rows.find((r) => r.jobs === 1);
+for (const r of rows.filter((x) => x.jobs !== 1)) {
+  if (!one) break;
+  const speedup = one.ms / r.ms;
+  console.log(`\nspeedup of --jobs ${r.jobs} over --jobs 1: ${speedup.toFixed(2)}x (target >= ${TARGET}x with 2 jobs on ${cores} cores: ${speedup >= TARGET ? 'met' : 'missed'})`);
+  console.log(`same gradebook with --jobs 1 and --jobs ${r.jobs}: ${r.book === one.book ? 'yes' : 'NO'}`);
+}
+if (one?.own != null) {
+  console.log(
+    `\nwith one job the gradings kept ${one.own.toFixed(2)} cores busy on average (each starts a Node process, compiles with esbuild and runs its ranks on up to 8 worker threads; the type check runs beside it): a second job can add at most ${(cores - one.own).toFixed(2)} cores, a ceiling of about ${(cores / one.own).toFixed(2)}x.`,
+  );
+  const others = (one.machine ?? one.own) - one.own;
+  if (others > 0.2) console.log(`other processes kept ${others.toFixed(2)} cores busy during the --jobs 1 run: the machine was not idle, and the figures are pessimistic.`);
+}

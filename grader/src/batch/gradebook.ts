@@ -1,0 +1,209 @@
+/**
+ * The gradebook and the summary, rebuilt from the rubric files every time
+ * (never updated in place), so that whatever happened to the batch they
+ * count each graded pair exactly once.
+ *
+ * gradebook.csv: `student, ex01, ex02, ..., total, max, status, flags`; an
+ * empty cell is a pair not graded yet; `status` is `complete` or `incomplete`;
+ * `flags` lists `exNN:flag` (missing, timeout, type-errors, grading-error...).
+ *
+ * summary.json: counts, the score distribution of each exercise, the slowest
+ * and the failing submissions, and the problems found on the way.
+ */
+import { join } from 'node:path';
+import type { Rubric } from '../rubric.ts';
+import { writeAtomic } from '../rubric.ts';
+import { listRubrics, type FoundRubric } from './layout.ts';
+import { readRecord, type BatchRecord } from './record.ts';
+
+/** One student's row. */
+export interface GradebookRow {
+  student: string;
+  /** By exercise id (`ex01`): the rubric, or null when not graded (yet). */
+  rubrics: Record<string, Rubric | null>;
+  total: number;
+  max: number;
+  status: 'complete' | 'incomplete';
+  flags: string[];
+}
+
+/** Statistics of one exercise over the graded students. */
+export interface ExerciseSummary {
+  graded: number;
+  passed: number;
+  failed: number;
+  error: number;
+  missing: number;
+  maxScore: number;
+  mean: number | null;
+  median: number | null;
+  min: number | null;
+  max: number | null;
+  /** How many students got each score, lowest score first. */
+  distribution: { score: number; count: number }[];
+  /** How many rubrics carry each flag. */
+  flags: Record<string, number>;
+}
+
+/** summary.json */
+export interface Summary {
+  schemaVersion: 1;
+  graderVersions: string[];
+  shard: string;
+  students: number;
+  pairs: { expected: number; graded: number; pending: number };
+  status: { passed: number; failed: number; error: number; missing: number };
+  exercises: Record<string, ExerciseSummary>;
+  /** The ten slowest gradings. */
+  slowest: { student: string; exercise: string; durationMs: number; status: string }[];
+  /** Every graded pair that did not pass (missing exercises excepted), errors first. */
+  failing: { student: string; exercise: string; status: string; score: number; maxScore: number; flags: string[]; reason: string }[];
+  problems: string[];
+}
+
+/** The whole gradebook. */
+export interface Gradebook {
+  exercises: string[];
+  rows: GradebookRow[];
+  summary: Summary;
+}
+
+const round = (x: number) => Math.round(x * 100) / 100;
+const exerciseId = (folder: string) => folder.slice(0, 4);
+
+/** The first reason a rubric did not pass, in one line. */
+function reason(r: Rubric): string {
+  const c = r.checks.find((x) => x.status !== 'passed' && x.status !== 'skipped') ?? r.checks.find((x) => x.status !== 'passed');
+  const text = c ? `${c.id}: ${c.status}: ${c.message.split('\n')[0]}` : (r.notes?.[0] ?? r.status);
+  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
+}
+
+function rowFlags(ex: string, r: Rubric): string[] {
+  const flags: string[] = [...(r.flags ?? [])];
+  if (r.status === 'error') flags.push('grading-error');
+  return flags.map((f) => `${ex}:${f}`);
+}
+
+function stats(scores: number[]): Pick<ExerciseSummary, 'mean' | 'median' | 'min' | 'max'> {
+  if (!scores.length) return { mean: null, median: null, min: null, max: null };
+  const s = [...scores].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return { mean: round(s.reduce((a, b) => a + b, 0) / s.length), median: s.length % 2 ? s[mid]! : round((s[mid - 1]! + s[mid]!) / 2), min: s[0]!, max: s[s.length - 1]! };
+}
+
+/** Builds the gradebook from rubric files found in an output folder and its record. */
+export function buildGradebook(found: readonly FoundRubric[], record: BatchRecord | null): Gradebook {
+  const problems = [...(record?.problems ?? [])];
+  const byStudent = new Map<string, Map<string, Rubric>>();
+  for (const f of found) {
+    const r = f.rubric;
+    if (!r) {
+      problems.push(`${f.student}/${f.exerciseId}.json does not validate against the rubric schema: not counted (a rerun regrades it)`);
+      continue;
+    }
+    if (r.submission.id !== f.student || exerciseId(r.exercise) !== f.exerciseId) {
+      problems.push(`${f.student}/${f.exerciseId}.json holds the rubric of ${r.submission.id}/${r.exercise}: not counted (a rerun regrades it)`);
+      continue;
+    }
+    if (!byStudent.has(f.student)) byStudent.set(f.student, new Map());
+    byStudent.get(f.student)!.set(f.exerciseId, r);
+  }
+  const exercises = [...new Set([...(record?.exercises ?? []).map(exerciseId), ...found.map((f) => f.exerciseId)])].sort();
+  const students = [...new Set([...(record?.students ?? []), ...found.map((f) => f.student)])].sort();
+  const all = [...byStudent.values()].flatMap((m) => [...m.values()]);
+  const maxOf = new Map<string, number>();
+  for (const r of all) maxOf.set(exerciseId(r.exercise), Math.max(maxOf.get(exerciseId(r.exercise)) ?? 0, r.maxScore));
+
+  const rows = students.map((student): GradebookRow => {
+    const mine = byStudent.get(student) ?? new Map<string, Rubric>();
+    const rubrics: Record<string, Rubric | null> = {};
+    let total = 0;
+    let max = 0;
+    const flags: string[] = [];
+    for (const ex of exercises) {
+      const r = mine.get(ex) ?? null;
+      rubrics[ex] = r;
+      if (r) {
+        total += r.score;
+        max += r.maxScore;
+        flags.push(...rowFlags(ex, r));
+      } else max += maxOf.get(ex) ?? 0;
+    }
+    return { student, rubrics, total: round(total), max: round(max), status: exercises.every((ex) => rubrics[ex]) ? 'complete' : 'incomplete', flags };
+  });
+
+  const exerciseSummaries: Record<string, ExerciseSummary> = {};
+  for (const ex of exercises) {
+    const rs = rows.map((row) => row.rubrics[ex]).filter((r): r is Rubric => r !== null);
+    const scores = rs.map((r) => r.score);
+    const counts = new Map<number, number>();
+    for (const s of scores) counts.set(s, (counts.get(s) ?? 0) + 1);
+    const flagCounts: Record<string, number> = {};
+    for (const r of rs) for (const f of r.flags ?? []) flagCounts[f] = (flagCounts[f] ?? 0) + 1;
+    exerciseSummaries[ex] = {
+      graded: rs.length,
+      passed: rs.filter((r) => r.status === 'passed').length,
+      failed: rs.filter((r) => r.status === 'failed').length,
+      error: rs.filter((r) => r.status === 'error').length,
+      missing: rs.filter((r) => r.flags?.includes('missing')).length,
+      maxScore: maxOf.get(ex) ?? 0,
+      ...stats(scores),
+      distribution: [...counts].sort((a, b) => a[0] - b[0]).map(([score, count]) => ({ score, count })),
+      flags: flagCounts,
+    };
+  }
+  const graded = rows.flatMap((row) => exercises.flatMap((ex) => (row.rubrics[ex] ? [{ student: row.student, ex, r: row.rubrics[ex]! }] : [])));
+  const failing = graded
+    .filter((g) => g.r.status !== 'passed' && !g.r.flags?.includes('missing'))
+    .sort((a, b) => (a.r.status === b.r.status ? 0 : a.r.status === 'error' ? -1 : b.r.status === 'error' ? 1 : 0))
+    .map((g) => ({ student: g.student, exercise: g.ex, status: g.r.status, score: g.r.score, maxScore: g.r.maxScore, flags: g.r.flags ?? [], reason: reason(g.r) }));
+  const slowest = graded
+    .filter((g) => !g.r.flags?.includes('missing') && !g.r.flags?.includes('unreadable'))
+    .sort((a, b) => b.r.durationMs - a.r.durationMs)
+    .slice(0, 10)
+    .map((g) => ({ student: g.student, exercise: g.ex, durationMs: g.r.durationMs, status: g.r.status }));
+  const shard = record?.mergedFrom ? `merged: ${record.mergedFrom.map((s) => `${s.index}/${s.count}`).join(' + ') || 'unsharded folders'}` : record?.shard ? `${record.shard.index}/${record.shard.count}` : 'all';
+  const summary: Summary = {
+    schemaVersion: 1,
+    graderVersions: [...new Set(all.map((r) => r.grader.version))].sort(),
+    shard,
+    students: students.length,
+    pairs: { expected: students.length * exercises.length, graded: graded.length, pending: students.length * exercises.length - graded.length },
+    status: {
+      passed: all.filter((r) => r.status === 'passed').length,
+      failed: all.filter((r) => r.status === 'failed' && !r.flags?.includes('missing')).length,
+      error: all.filter((r) => r.status === 'error').length,
+      missing: all.filter((r) => r.flags?.includes('missing')).length,
+    },
+    exercises: exerciseSummaries,
+    slowest,
+    failing,
+    problems,
+  };
+  return { exercises, rows, summary };
+}
+
+/** One CSV field: quoted when needed, and never read as a formula by a spreadsheet. */
+export function csvField(value: string | number): string {
+  let s = String(value);
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+/** gradebook.csv's text. */
+export function gradebookCsv(g: Gradebook): string {
+  const lines = [['student', ...g.exercises, 'total', 'max', 'status', 'flags'].map(csvField).join(',')];
+  for (const row of g.rows) {
+    const cells = g.exercises.map((ex) => (row.rubrics[ex] ? csvField(row.rubrics[ex]!.score) : ''));
+    lines.push([csvField(row.student), ...cells, csvField(row.total), csvField(row.max), row.status, csvField(row.flags.join(' '))].join(','));
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** Rebuilds gradebook.csv and summary.json in `outDir` from its rubric files, atomically; returns the gradebook. */
+export function writeGradebook(outDir: string): Gradebook {
+  const g = buildGradebook(listRubrics(outDir), readRecord(outDir));
+  writeAtomic(join(outDir, 'gradebook.csv'), gradebookCsv(g));
+  writeAtomic(join(outDir, 'summary.json'), JSON.stringify(g.summary, null, 2) + '\n');
+  return g;
+}

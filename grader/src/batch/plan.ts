@@ -1,0 +1,111 @@
+/**
+ * Planning a batch: for each student and exercise, where the work is, its
+ * fingerprint, and whether it is already graded. A pair is done when its
+ * rubric file exists, validates, and records the same submission SHA-256 and
+ * grader version: then a rerun skips it, and `--force` regrades it. Nothing
+ * else is kept between runs, so a batch killed at any moment resumes from
+ * the rubric files alone.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { basename, join, relative } from 'node:path';
+import type { Exercise } from '../exercises.ts';
+import { hashTree } from '../submission.ts';
+import { locateExercise, type StudentSource } from './discover.ts';
+import { readRubricFile, rubricPath } from './layout.ts';
+import { extractZip, ZipError, type UnzipLimits } from './unzip.ts';
+
+/** The fingerprint recorded for an exercise missing from a student's work. */
+export const MISSING_SHA256 = createHash('sha256').update('dtlab: no folder for this exercise').digest('hex');
+/** What gradeSubmission records for a folder without src/. */
+const NO_SRC_SHA256 = '0'.repeat(64);
+
+/** One student and one exercise. */
+export interface Pair {
+  student: string;
+  exercise: Exercise;
+  /** Where its rubric goes. */
+  rubricFile: string;
+  /** The exercise folder in the student's (unpacked) work; null when missing or the zip was refused. */
+  dir: string | null;
+  /** What the rubric records as the submission's path: `alice/ex01-allreduce-mean` or `alice.zip:ex01-allreduce-mean`. */
+  displayPath: string;
+  sha256: string;
+  /** Graded without running anything: the exercise is missing, or the zip was refused. */
+  placeholder?: { flag: 'missing' | 'unreadable'; reason: string };
+  /** Said about the student's zip (entries left out), for the rubric's notes. */
+  notes: string[];
+  /** Already graded with this fingerprint and grader version. */
+  done: boolean;
+}
+
+/** A student's pairs, and how to clean up after them. */
+export interface StudentPlan {
+  student: StudentSource;
+  pairs: Pair[];
+  /** The unpacked zip, removed by `dispose`. */
+  dispose(): void;
+}
+
+/** Options of planning. */
+export interface PlanOptions {
+  outDir: string;
+  /** Where zips are unpacked (a private temporary folder of the batch). */
+  unpackDir: string;
+  graderVersion: string;
+  force: boolean;
+  unzip?: Partial<UnzipLimits>;
+}
+
+function srcHash(dir: string): string {
+  const src = join(dir, 'src');
+  return existsSync(src) && statSync(src).isDirectory() ? hashTree(src) : NO_SRC_SHA256;
+}
+
+/**
+ * True when `file` holds a valid rubric of this student, exercise, fingerprint
+ * and grader version. A rubric whose status is 'error' (grading itself
+ * failed) is never done: a rerun retries it.
+ */
+export function isDone(file: string, p: { student: string; exercise: Exercise; sha256: string }, version: string): boolean {
+  const r = readRubricFile(file);
+  return r !== null && r.status !== 'error' && r.submission.id === p.student && r.exercise === p.exercise.folder && r.submission.sha256 === p.sha256 && r.grader.version === version;
+}
+
+/** Unpacks (for a zip) and plans every exercise of one student. */
+export async function planStudent(student: StudentSource, exercises: readonly Exercise[], opts: PlanOptions): Promise<StudentPlan> {
+  let root = student.path;
+  let refused: string | null = null;
+  let refusedSha = '';
+  const notes: string[] = [];
+  let dispose = () => {};
+  if (student.kind === 'zip') {
+    root = join(opts.unpackDir, student.id);
+    try {
+      const z = await extractZip(student.path, root, opts.unzip);
+      if (z.skipped.length) notes.push(`left out of ${basename(student.path)}: ${z.skipped.join('; ')}`);
+      dispose = () => rmSync(root, { recursive: true, force: true });
+    } catch (e) {
+      if (!(e instanceof ZipError)) throw e;
+      refused = e.reason;
+      refusedSha = createHash('sha256').update(readFileSync(student.path)).digest('hex');
+    }
+  }
+  const label = student.kind === 'zip' ? `${basename(student.path)}:` : `${basename(student.path)}/`;
+  const pairs = exercises.map((exercise): Pair => {
+    const base = { student: student.id, exercise, rubricFile: rubricPath(opts.outDir, student.id, exercise.manifest.id), notes };
+    let pair: Omit<Pair, 'done'>;
+    if (refused !== null) {
+      pair = { ...base, dir: null, displayPath: basename(student.path), sha256: refusedSha, placeholder: { flag: 'unreadable', reason: `the zip was refused: ${basename(student.path)} ${refused}` } };
+    } else {
+      const dir = locateExercise(root, exercise, exercises.length === 1);
+      if (!dir) {
+        pair = { ...base, dir: null, displayPath: basename(student.path), sha256: MISSING_SHA256, placeholder: { flag: 'missing', reason: `no ${exercise.folder} (or ${exercise.manifest.id}) folder in the submission` } };
+      } else {
+        pair = { ...base, dir, displayPath: `${label}${relative(root, dir) || '.'}`, sha256: srcHash(dir) };
+      }
+    }
+    return { ...pair, done: !opts.force && isDone(pair.rubricFile, pair, opts.graderVersion) };
+  });
+  return { student, pairs, dispose };
+}

@@ -1,0 +1,83 @@
+/**
+ * The type-check worker thread: type-checks one submission at a time with
+ * the TypeScript compiler API and the exercise's tsconfig. The standard
+ * library, @types/node and the course packages are parsed once and shared by
+ * every check (the SourceFile cache), so each submission costs little more
+ * than its own files.
+ */
+import { parentPort } from 'node:worker_threads';
+import { join, relative, sep } from 'node:path';
+import ts from 'typescript';
+import type { TypeCheckRequest, TypeCheckResponse } from './typecheck.ts';
+
+const MAX_LISTED = 20;
+const sourceFiles = new Map<string, ts.SourceFile>();
+const configs = new Map<string, ts.CompilerOptions>();
+
+function compilerOptions(tsconfig: string): ts.CompilerOptions {
+  let options = configs.get(tsconfig);
+  if (!options) {
+    const parsed = ts.getParsedCommandLineOfConfigFile(tsconfig, {}, {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(`cannot read ${tsconfig}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+      },
+    });
+    if (!parsed) throw new Error(`cannot read ${tsconfig}`);
+    options = { ...parsed.options, noEmit: true, incremental: false, composite: false };
+    delete options.tsBuildInfoFile;
+    configs.set(tsconfig, options);
+  }
+  return options;
+}
+
+function sourceFilesUnder(dir: string): string[] {
+  return ts.sys.readDirectory(dir, ['.ts', '.mts', '.cts', '.tsx'], ['**/node_modules'], undefined);
+}
+
+function check(req: TypeCheckRequest): TypeCheckResponse {
+  const started = performance.now();
+  const options = compilerOptions(req.tsconfig);
+  const srcDir = join(req.dir, 'src');
+  const inSubmission = (f: string) => f.startsWith(req.dir + sep) || f.startsWith(req.dir + '/');
+  const host = ts.createCompilerHost(options);
+  const getSourceFile = host.getSourceFile.bind(host);
+  host.getSourceFile = (fileName, languageVersionOrOptions, onError, shouldCreate) => {
+    // The submission's own files change from check to check; everything else is shared.
+    if (inSubmission(fileName)) return getSourceFile(fileName, languageVersionOrOptions, onError, shouldCreate);
+    const format = typeof languageVersionOrOptions === 'object' ? languageVersionOrOptions.impliedNodeFormat : undefined;
+    const key = `${fileName}\0${format ?? ''}`;
+    let sf = sourceFiles.get(key);
+    if (!sf) {
+      sf = getSourceFile(fileName, languageVersionOrOptions, onError, shouldCreate);
+      if (sf) sourceFiles.set(key, sf);
+    }
+    return sf;
+  };
+  const roots = sourceFilesUnder(srcDir);
+  const program = ts.createProgram({ rootNames: roots, options, host });
+  const diagnostics: ts.Diagnostic[] = [];
+  for (const sf of program.getSourceFiles()) {
+    if (!inSubmission(sf.fileName)) continue;
+    diagnostics.push(...program.getSyntacticDiagnostics(sf), ...program.getSemanticDiagnostics(sf));
+  }
+  const errors = diagnostics.filter((d) => d.category === ts.DiagnosticCategory.Error);
+  const lines = errors.slice(0, MAX_LISTED).map((d) => {
+    const text = ts.flattenDiagnosticMessageText(d.messageText, ' ');
+    if (!d.file || d.start === undefined) return `TS${d.code}: ${text}`;
+    const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);
+    return `${relative(req.dir, d.file.fileName).split(sep).join('/')}:${line + 1}:${character + 1} TS${d.code}: ${text}`;
+  });
+  return { id: req.id, count: errors.length, errors: lines, ms: Math.round(performance.now() - started) };
+}
+
+parentPort!.on('message', (req: TypeCheckRequest) => {
+  let res: TypeCheckResponse;
+  try {
+    res = check(req);
+  } catch (e) {
+    res = { id: req.id, count: 0, errors: [], ms: 0, failed: (e as Error)?.message ?? String(e) };
+  }
+  parentPort!.postMessage(res);
+});
+parentPort!.postMessage({ ready: true });

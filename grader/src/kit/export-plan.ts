@@ -1,0 +1,158 @@
+/**
+ * What goes into an export, from an allowlist, never by deleting what should
+ * not go: the workspace files (rewritten without the course-author wiring),
+ * the libraries, the exercises, the grader without its hidden checks and
+ * templates and without the tests and fixtures that need solutions, and the
+ * scripts. And the check that nothing in it holds a solution's or a hidden
+ * check's source.
+ */
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { exerciseFolderNames } from './curriculum.ts';
+import { formatJson } from './json-format.ts';
+import { importsOf } from './imports.ts';
+import { GENERATED_DIRS, type KitLayout, REPO } from './layout.ts';
+import { scanForLeaks, secretsOf, walkFiles, type SourceText } from './leaks.ts';
+import { EXERCISE_ENTRIES } from './structure.ts';
+import { KIT_TASK, withoutKitTasks } from './turbo.ts';
+
+/** One file of an export: copied from `from`, or written with `text`. */
+export interface ExportEntry {
+  /** Path inside the export, with '/'. */
+  path: string;
+  from?: string;
+  text?: string;
+}
+
+/** Files at the root of the repository that an export takes. */
+export const ROOT_FILES = ['package.json', 'pnpm-workspace.yaml', 'turbo.json', 'tsconfig.base.json', 'README.md', '.gitignore', 'pnpm-lock.yaml'];
+/** Files and folders of grader/ that an export takes (tests are filtered, see `isStudentTest`). */
+export const GRADER_FILES = ['package.json', 'tsconfig.json', 'vitest.config.ts', 'README.md'];
+export const GRADER_DIRS = ['src', 'checks', 'schema'];
+
+const skip = new Set([...GENERATED_DIRS]);
+
+/** A grader test students can run: not the kit's own, and needing neither solutions nor hidden checks. */
+export function isStudentTest(path: string, text: string): boolean {
+  const name = path.split('/').pop()!;
+  if (name.startsWith('kit-')) return false;
+  if (/\bSOLUTIONS_DIR\b|\bHIDDEN_CHECKS_DIR\b/.test(text)) return false;
+  try {
+    return !importsOf(text).some((i) => /(^|\/)(solutions|hidden)\//.test(i.specifier));
+  } catch {
+    return false;
+  }
+}
+
+/** Every file under `rel` (generated folders skipped), as export entries at the same path. */
+export function exportTree(layout: KitLayout, rel: string): ExportEntry[] {
+  return walkFiles(join(layout.root, rel), skip).map((f) => ({ path: `${rel}/${f}`, from: join(layout.root, rel, f) }));
+}
+
+/** `markdown` without its `## heading` section (students need not read how the course is made). */
+export function withoutSection(markdown: string, heading: string): string {
+  const lines = markdown.split('\n');
+  const start = lines.findIndex((l) => l.trim() === `## ${heading}`);
+  if (start < 0) return markdown;
+  const end = lines.findIndex((l, i) => i > start && /^#{1,2}\s/.test(l));
+  return [...lines.slice(0, start), ...(end < 0 ? [] : lines.slice(end))].join('\n');
+}
+
+function jsonEdit(file: string, edit: (j: Record<string, any>) => void): string {
+  const j = JSON.parse(readFileSync(file, 'utf8')) as Record<string, any>;
+  edit(j);
+  return formatJson(j);
+}
+
+/** The files of the student export of `layout`, in order. */
+export function studentExportPlan(layout: KitLayout = REPO): ExportEntry[] {
+  const out: ExportEntry[] = [];
+  const root = (f: string) => join(layout.root, f);
+  for (const f of ROOT_FILES) {
+    if (!existsSync(root(f))) continue;
+    if (f === 'package.json') out.push({ path: f, text: jsonEdit(root(f), (j) => delete j.scripts?.kit) });
+    else if (f === 'pnpm-workspace.yaml') out.push({ path: f, text: readFileSync(root(f), 'utf8').split('\n').filter((l) => !/^\s*-\s*['"]?solutions\//.test(l)).join('\n') });
+    else if (f === 'turbo.json') out.push({ path: f, text: withoutKitTasks(readFileSync(root(f), 'utf8')) });
+    else if (f === 'README.md') out.push({ path: f, text: withoutSection(readFileSync(root(f), 'utf8'), 'For course authors') });
+    else out.push({ path: f, from: root(f) });
+  }
+  out.push(...exportTree(layout, 'scripts'));
+  for (const p of existsSync(root('packages')) ? readdirSync(root('packages')).sort() : []) {
+    if (existsSync(join(root('packages'), p, 'package.json'))) out.push(...exportTree(layout, `packages/${p}`));
+  }
+  for (const folder of exerciseFolderNames(layout)) {
+    const base = `exercises/${folder}`;
+    for (const [name, kind] of Object.entries(EXERCISE_ENTRIES)) {
+      if (!existsSync(root(`${base}/${name}`))) continue;
+      if (kind === 'dir') out.push(...exportTree(layout, `${base}/${name}`));
+      else if (name === 'package.json') out.push({ path: `${base}/${name}`, text: jsonEdit(root(`${base}/${name}`), (j) => delete j.scripts?.[KIT_TASK]) });
+      else out.push({ path: `${base}/${name}`, from: root(`${base}/${name}`) });
+    }
+  }
+  for (const f of GRADER_FILES) if (existsSync(root(`grader/${f}`))) out.push({ path: `grader/${f}`, from: root(`grader/${f}`) });
+  for (const d of GRADER_DIRS) out.push(...exportTree(layout, `grader/${d}`));
+  out.push(...graderTests(layout));
+  return out;
+}
+
+/**
+ * The grader's tests that go to students, with their fixtures. A fixture
+ * folder (grader/test/fixtures/<name>/) that holds a solution's or a hidden
+ * check's source stays behind, and so does every test that names it.
+ */
+function graderTests(layout: KitLayout): ExportEntry[] {
+  const FIXTURES = 'grader/test/fixtures/';
+  const all = exportTree(layout, 'grader/test');
+  const byFixture = new Map<string, ExportEntry[]>();
+  for (const e of all.filter((x) => x.path.startsWith(FIXTURES))) {
+    const name = e.path.slice(FIXTURES.length).split('/')[0]!;
+    byFixture.set(name, [...(byFixture.get(name) ?? []), e]);
+  }
+  const secrets = secretsOf(layout);
+  const kept: ExportEntry[] = [];
+  const dropped: string[] = [];
+  for (const [name, files] of byFixture) {
+    const texts = files.flatMap((e) => {
+      const text = textOf(e);
+      return text === null ? [] : [{ path: e.path, text }];
+    });
+    if (scanForLeaks(texts, secrets).length) dropped.push(name);
+    else kept.push(...files);
+  }
+  const namesDropped = (text: string) => dropped.some((n) => new RegExp(`(['"/])${n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(['"/])`).test(text));
+  for (const e of all.filter((x) => !x.path.startsWith(FIXTURES))) {
+    const text = readFileSync(e.from!, 'utf8');
+    if (isStudentTest(e.path, text) && !namesDropped(text)) kept.push(e);
+  }
+  return kept.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+function textOf(e: ExportEntry): string | null {
+  if (e.text !== undefined) return e.text;
+  const buf = readFileSync(e.from!);
+  return buf.length > 2 * 1024 * 1024 || buf.includes(0) ? null : buf.toString('utf8');
+}
+
+/** What in `entries` would leak a solution or (unless `allowHidden`) a hidden check: one line each. */
+export function exportLeaks(layout: KitLayout, entries: readonly ExportEntry[], opts: { allowHidden?: string[] } = {}): string[] {
+  const out: string[] = [];
+  const allowed = (p: string) => (opts.allowHidden ?? []).some((folder) => p.startsWith(`grader/hidden/${folder}/`));
+  for (const e of entries) {
+    if (e.path.startsWith('solutions/')) out.push(`${e.path} is a reference solution`);
+    else if (e.path.startsWith('grader/hidden/') && !allowed(e.path)) out.push(`${e.path} is a hidden check`);
+  }
+  const secrets = secretsOf(layout).filter((s) => !allowed(s.path));
+  const texts: SourceText[] = [];
+  for (const e of entries) {
+    if (allowed(e.path)) continue;
+    const text = textOf(e);
+    if (text !== null) texts.push({ path: e.path, text });
+  }
+  return [...out, ...scanForLeaks(texts, secrets)];
+}
+
+/** The leaks a student export of `layout` would have (a dry run: nothing is written). */
+export function studentExportLeaks(layout: KitLayout = REPO): string[] {
+  return exportLeaks(layout, studentExportPlan(layout));
+}
+

@@ -1,0 +1,189 @@
+/**
+ * The bad-submission corpus (test/fixtures/corpus/<name>/ex01-allreduce-mean/):
+ * every way a submission can misbehave, each with its expected verdict, all
+ * graded in one batch beside a correct control submission. Whatever they do,
+ * the batch finishes, each gets a valid rubric and a readable message, no
+ * cheat scores, and the control is unaffected.
+ *
+ * A second batch grades the submissions that the policy check refuses with
+ * that check skipped (a test-only option), so that the walls behind it are
+ * exercised too: a rank that exits, a process that kills itself, file
+ * access stopped by Node's permission model, output over the cap.
+ */
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findExercise, type Exercise } from '../src/exercises.ts';
+import { runBatch, type BatchResult } from '../src/batch/run.ts';
+import { readRubricFile, rubricPath } from '../src/batch/layout.ts';
+import { sandboxFlags } from '../src/isolate.ts';
+import type { Rubric, RubricFlag } from '../src/rubric.ts';
+
+const CORPUS = join(import.meta.dirname, 'fixtures', 'corpus');
+const base = findExercise('ex01');
+// Public checks only and a short per-check limit: the corpus is about verdicts, not about the hidden checks.
+const exercise: Exercise = { ...base, manifest: { ...base.manifest, checks: base.manifest.checks.filter((c) => c.visibility === 'public'), timeLimits: { checkMs: 2000, totalMs: 60_000 } } };
+const MAX = exercise.manifest.checks.reduce((s, c) => s + c.points, 0);
+
+interface Verdict {
+  status: Rubric['status'];
+  /** 'max' or a number. */
+  score: number | 'max';
+  /** Status of the policy check (absent: the rubric has none, as for a missing exercise). */
+  policy?: 'passed' | 'failed' | 'skipped';
+  /** Status of named checks. */
+  checks?: Record<string, string>;
+  /** Must match the rubric's messages and notes, joined. */
+  message: RegExp;
+  flags?: RubricFlag[];
+}
+
+const POLICY_FS = /import of 'node:fs' is not allowed in this exercise/;
+const POLICY_PROCESS = /'process' is not allowed in a submission/;
+
+/** The expected verdict of every submission of the corpus. */
+const EXPECTED: Record<string, Verdict> = {
+  control: { status: 'passed', score: 'max', policy: 'passed', message: /allowed imports/ },
+  'syntax-error': { status: 'failed', score: 0, policy: 'failed', message: /src\/allreduce-mean\.ts:6:\d+ syntax error/, flags: ['policy', 'type-errors'] },
+  'type-error': { status: 'passed', score: 'max', policy: 'passed', message: /type check .*1 error.*\nsrc\/allreduce-mean\.ts:7:9 TS2322: Type 'number' is not assignable to type 'string'/s, flags: ['type-errors'] },
+  'throws-at-import': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 failed: Error: boom at import time/ },
+  'throws-in-rank': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 1 failed: Error: rank 1 gave up/ },
+  'loop-at-import': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'timeout' }, message: /timed out: RankTimeoutError: .*still running after 2000 ms/, flags: ['timeout'] },
+  'loop-in-rank': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'timeout' }, message: /rank 1 timed out/, flags: ['timeout'] },
+  'never-resolves': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'timeout' }, message: /a promise that never resolves/, flags: ['timeout'] },
+  deadlock: { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /deadlock: every running rank is waiting/ },
+  'exit-0': { status: 'failed', score: 0, policy: 'failed', message: POLICY_PROCESS, flags: ['policy'] },
+  'exit-1': { status: 'failed', score: 0, policy: 'failed', message: POLICY_PROCESS, flags: ['policy'] },
+  'kill-self': { status: 'failed', score: 0, policy: 'failed', message: POLICY_PROCESS, flags: ['policy'] },
+  'oom-heap': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /out of memory/ },
+  'oom-buffers': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /out of memory/ },
+  'stdout-50mb': { status: 'passed', score: 'max', policy: 'passed', message: /rank 0 of 2 printed more than 64 KiB in one run; the rest \(\d+ bytes that time\) was dropped unread/, flags: ['output-truncated'] },
+  'writes-outside': { status: 'failed', score: 0, policy: 'failed', message: POLICY_FS, flags: ['policy'] },
+  'reads-solutions': { status: 'failed', score: 0, policy: 'failed', message: POLICY_FS, flags: ['policy'] },
+  'reads-hidden': { status: 'failed', score: 0, policy: 'failed', message: /dynamic import\(\) is not allowed/, flags: ['policy'] },
+  'fake-rubric': { status: 'failed', score: 0, policy: 'failed', message: POLICY_FS, flags: ['policy'] },
+  'patches-math': { status: 'failed', score: 0, policy: 'failed', message: /assigning to a property of the built-in Math is not allowed/, flags: ['policy'] },
+  'patches-float32': { status: 'failed', score: 0, policy: 'failed', message: /assigning to a property of a prototype is not allowed/, flags: ['policy'] },
+  'imports-collectives': { status: 'failed', score: 0, policy: 'failed', message: /import of '@dtlab\/collectives' is not allowed in this exercise/, flags: ['policy'] },
+  'returns-nan': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /4 of 4 elements are wrong \(max \|diff\| NaN/ },
+  'wrong-shapes': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 returned 1 tensors, expected 2/ },
+  'missing-exercise': { status: 'failed', score: 0, message: /no ex01-allreduce-mean \(or ex01\) folder in the submission/, flags: ['missing'] },
+  'no-src': { status: 'failed', score: 0, policy: 'failed', message: /has no src\/ folder/, flags: ['policy'] },
+};
+
+const text = (r: Rubric) => [...r.checks.map((c) => c.message), ...(r.notes ?? [])].join('\n');
+
+function expectVerdict(name: string, r: Rubric | null, v: Verdict): void {
+  expect(r, `${name}: no valid rubric`).not.toBeNull();
+  const rubric = r!;
+  expect(rubric.status, `${name}: status`).toBe(v.status);
+  expect(rubric.score, `${name}: score`).toBe(v.score === 'max' ? rubric.maxScore : v.score);
+  expect(rubric.checks.find((c) => c.id === 'policy')?.status, `${name}: policy check`).toBe(v.policy);
+  for (const [id, status] of Object.entries(v.checks ?? {})) expect(rubric.checks.find((c) => c.id === id)?.status, `${name}: check ${id}`).toBe(status);
+  expect(text(rubric), `${name}: message`).toMatch(v.message);
+  for (const f of v.flags ?? []) expect(rubric.flags ?? [], `${name}: flags`).toContain(f);
+  for (const c of rubric.checks) expect(c.message.length, `${name}: check ${c.id} must say why`).toBeGreaterThan(0);
+}
+
+describe('the bad-submission corpus, graded in one batch', () => {
+  let out: string;
+  let result: BatchResult;
+  const events: string[] = [];
+
+  beforeAll(async () => {
+    out = mkdtempSync(join(tmpdir(), 'dtlab-corpus-'));
+    result = await runBatch({ submissions: CORPUS, out, exercises: [exercise], jobs: 2, seed: 1, onEvent: (e) => void (e.type === 'graded' && events.push(e.pair.student)) });
+  }, 170_000);
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+  it('has a fixture for every verdict in the table, and the reverse', () => {
+    const names = Object.keys(EXPECTED).sort();
+    expect(result.gradebook.rows.map((r) => r.student)).toEqual(names);
+  });
+
+  it('finishes the batch with a rubric for every submission', () => {
+    expect(result.interrupted).toBe(false);
+    expect(result.graded).toBe(Object.keys(EXPECTED).length);
+    expect(events.sort()).toEqual(Object.keys(EXPECTED).sort());
+  });
+
+  for (const [name, verdict] of Object.entries(EXPECTED)) {
+    it(`${name}: ${verdict.status}, score ${verdict.score}${verdict.flags ? `, flags ${verdict.flags.join(' ')}` : ''}`, () => {
+      expectVerdict(name, readRubricFile(rubricPath(out, name, 'ex01')), verdict);
+    });
+  }
+
+  it('lets no cheat score: only the correct submissions have points', () => {
+    const scored = result.gradebook.rows.filter((r) => r.total > 0).map((r) => r.student);
+    expect(scored.sort()).toEqual(['control', 'stdout-50mb', 'type-error']);
+    expect(result.gradebook.rows.find((r) => r.student === 'control')!.total).toBe(MAX);
+  });
+
+  it('keeps the fake rubric out of the gradebook: the rubric of fake-rubric is the grader’s own', () => {
+    const r = readRubricFile(rubricPath(out, 'fake-rubric', 'ex01'))!;
+    expect(r.checks.length).toBe(exercise.manifest.checks.length + 1);
+    expect(r.score).toBe(0);
+    expect(existsSync('/tmp/dtlab-corpus-pwned.txt')).toBe(false);
+  });
+
+  it('writes a gradebook row per submission and a summary listing the failures', () => {
+    const csv = readFileSync(join(out, 'gradebook.csv'), 'utf8').trim().split('\n');
+    expect(csv[0]).toBe('student,ex01,total,max,status,flags');
+    expect(csv).toContain(`control,${MAX},${MAX},${MAX},complete,`);
+    expect(csv).toContain('missing-exercise,0,0,4,complete,ex01:missing');
+    const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+    expect(summary.pairs).toEqual({ expected: 26, graded: 26, pending: 0 });
+    expect(summary.status).toEqual({ passed: 3, failed: 22, error: 0, missing: 1 });
+    expect(summary.failing.map((f: { student: string }) => f.student)).toContain('loop-at-import');
+  });
+});
+
+describe('the walls behind the policy check (policy skipped: tests only)', () => {
+  let out: string;
+  let subs: string;
+  const sandboxed = sandboxFlags().length > 0;
+  // Without Node's permission model, the file-writing ones would really write: they run only inside it.
+  const names = ['control', 'exit-1', 'kill-self', 'stdout-50mb', ...(sandboxed ? ['writes-outside', 'reads-solutions', 'fake-rubric'] : [])];
+
+  beforeAll(async () => {
+    out = mkdtempSync(join(tmpdir(), 'dtlab-unsafe-out-'));
+    subs = mkdtempSync(join(tmpdir(), 'dtlab-unsafe-'));
+    for (const n of names) cpSync(join(CORPUS, n), join(subs, n), { recursive: true });
+    await runBatch({ submissions: subs, out, exercises: [exercise], jobs: 2, seed: 1, unsafeSkipPolicy: true, typeCheck: false });
+  }, 170_000);
+  afterAll(() => {
+    rmSync(out, { recursive: true, force: true });
+    rmSync(subs, { recursive: true, force: true });
+  });
+
+  const get = (name: string) => readRubricFile(rubricPath(out, name, 'ex01'))!;
+
+  it('never passes a rubric whose policy check was skipped, and flags it', () => {
+    const r = get('control');
+    expect(r.checks.filter((c) => c.id !== 'policy').every((c) => c.status === 'passed')).toBe(true);
+    expect(r.checks[0]!.status).toBe('skipped');
+    expect(r.status).toBe('failed');
+    expect(r.flags).toContain('policy-skipped');
+  });
+
+  it('process.exit(1) in a rank ends that rank only: the check fails and names it', () => {
+    expectVerdict('exit-1', get('exit-1'), { status: 'failed', score: 0, policy: 'skipped', checks: { 'two-ranks': 'failed' }, message: /rank 0 was killed: .*its worker exited \(code 1\) before the program returned: did it call process\.exit\(\)\?/ });
+  });
+
+  it('process.kill(process.pid) ends its own grading process: a grading error, and the batch goes on', () => {
+    expectVerdict('kill-self', get('kill-self'), { status: 'error', score: 0, policy: 'skipped', checks: { 'two-ranks': 'error' }, message: /the grading process ended early \(signal SIGTERM\)/, flags: ['crashed'] });
+    expect(get('control').score).toBe(MAX);
+  });
+
+  it('50 MB on stdout is truncated and noted', () => {
+    expectVerdict('stdout-50mb', get('stdout-50mb'), { status: 'failed', score: 'max', policy: 'skipped', message: /printed more than 64 KiB/, flags: ['output-truncated', 'policy-skipped'] });
+  });
+
+  it.runIf(sandboxed)('file writes and reads of solutions/ are refused at run time by the permission model', () => {
+    for (const n of ['writes-outside', 'reads-solutions', 'fake-rubric']) {
+      expectVerdict(n, get(n), { status: 'failed', score: 0, policy: 'skipped', checks: { 'two-ranks': 'failed' }, message: /Access to this API has been restricted/ });
+    }
+    expect(existsSync('/tmp/dtlab-corpus-pwned.txt')).toBe(false);
+  });
+});
