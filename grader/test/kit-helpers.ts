@@ -27,7 +27,7 @@ export function scratchRepo(): { root: string; dispose: () => void } {
   const root = mkdtempSync(join(tmpdir(), 'dtlab-kit-repo-'));
   cpSync(ROOT, root, { recursive: true, filter: (src) => !relative(ROOT, src).split(sep).some((part) => SKIP.has(part)) });
   let r = runPnpm(ROOT, root, ['install', '--frozen-lockfile', '--offline']);
-  if (r.status !== 0) r = runPnpm(ROOT, root, ['install', '--prefer-offline']);
+  if (r.status !== 0) r = runPnpm(ROOT, root, ['install', '--prefer-offline', '--no-frozen-lockfile']);
   if (r.status !== 0) throw new Error(`pnpm install in the scratch copy failed:\n${r.stdout}${r.stderr}`);
   return { root, dispose: () => rmSync(root, { recursive: true, force: true }) };
 }

@@ -73,9 +73,14 @@ export function scaffoldExercise(opts: ScaffoldOptions): ScaffoldResult {
   return { folder, id, files, turboChanged };
 }
 
-/** Runs `pnpm install` so that the new packages are linked and in the lockfile; returns pnpm's output on failure. */
+/**
+ * Runs `pnpm install` so that the new packages are linked and in the
+ * lockfile; returns pnpm's output on failure. Adding packages must update the
+ * lockfile, so this says --no-frozen-lockfile: pnpm freezes it by default when
+ * CI is set.
+ */
 export function installWorkspace(layout: KitLayout = REPO): string | null {
-  const r = runPnpm(layout.root, layout.root, ['install', '--prefer-offline']);
+  const r = runPnpm(layout.root, layout.root, ['install', '--prefer-offline', '--no-frozen-lockfile']);
   return r.status === 0 ? null : `${r.stdout}${r.stderr}`.trim().split('\n').slice(-15).join('\n');
 }
 
