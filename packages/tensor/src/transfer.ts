@@ -19,7 +19,9 @@ export interface TransferableTensor {
  * postMessage's transfer list (moved, not copied again) without touching `t`.
  */
 export function toTransferable(t: Tensor): TransferableTensor {
-  const copy = t.data() === t._storage.data ? t._storage.data.slice() : t.data();
+  // data() is the storage itself when t covers it exactly, else already a fresh copy.
+  const elements = t.data();
+  const copy = elements === t._storage.data ? elements.slice() : elements;
   return { dtype: t.dtype, shape: [...t.shape], buffer: copy.buffer as ArrayBuffer };
 }
 
