@@ -4,6 +4,7 @@
  * Colours on a terminal, plain text otherwise (and when NO_COLOR is set).
  */
 import pc from 'picocolors';
+import { formatBytes, formatUs } from '@dtlab/runtime';
 import type { Rubric, RubricCheck } from './rubric.ts';
 
 /** Colour functions, or identity functions when colour is off. */
@@ -15,14 +16,6 @@ export function palette(color: boolean) {
 }
 
 const LABEL: Record<RubricCheck['status'], string> = { passed: 'PASS', failed: 'FAIL', error: 'ERROR', timeout: 'TIME', skipped: 'SKIP' };
-
-function bytes(b: number): string {
-  return b < 1024 ? `${b} B` : b < 1024 ** 2 ? `${(b / 1024).toFixed(1)} KiB` : `${(b / 1024 ** 2).toFixed(1)} MiB`;
-}
-
-function us(x: number): string {
-  return x < 1000 ? `${x.toFixed(1)} µs` : `${(x / 1000).toFixed(2)} ms`;
-}
 
 /** The report's lines for `rubric`. */
 export function formatReport(r: Rubric, opts: { color: boolean; title?: string; rubricPath?: string; exerciseId?: string; hintsLeft?: number }): string {
@@ -41,7 +34,7 @@ export function formatReport(r: Rubric, opts: { color: boolean; title?: string; 
       const d = ch.divergence;
       lines.push(c.cyan(`        first wrong value: ${d.rank !== null ? `rank ${d.rank}, ` : ''}${d.label ? `${d.label}, ` : ''}index ${JSON.stringify(d.index)}: expected ${d.expected}, actual ${d.actual}`));
     }
-    if (ch.comm && ch.status !== 'skipped') lines.push(c.dim(`        communication: ${ch.comm.messages} messages, ${bytes(ch.comm.bytes)}, virtual time ${us(ch.comm.virtualTimeUs)}`));
+    if (ch.comm && ch.status !== 'skipped') lines.push(c.dim(`        communication: ${ch.comm.messages} messages, ${formatBytes(ch.comm.bytes)}, virtual time ${formatUs(ch.comm.virtualTimeUs)}`));
   }
   lines.push('');
   const hidden = r.checks.filter((x) => x.visibility === 'hidden').length;

@@ -7,7 +7,7 @@
  * reduction is exact in float32 and the expected value is computed here
  * without running any collective.
  */
-import { Tensor, type DType, type TypedArray } from '@dtlab/tensor';
+import { Tensor, allocate, type DType, type TypedArray } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
 import { allGather, allReduce, broadcast, chunkBounds, reduceScatter } from '../src/index.ts';
 import type { BenchOp } from './flags.ts';
@@ -51,13 +51,9 @@ export function expected(redop: RankSpec['redop'], n: number, i: number, dtype: 
   return dtype === 'float32' ? Math.fround(out) : out;
 }
 
-function alloc(dtype: DType, n: number): TypedArray {
-  return dtype === 'float64' ? new Float64Array(n) : new Float32Array(n);
-}
-
 /** A buffer of `count` elements filled with rank `r`'s inputs. */
 function inputs(spec: RankSpec, r: number, count: number, offset = 0): TypedArray {
-  const data = alloc(spec.dtype, count);
+  const data = allocate(spec.dtype, count);
   for (let i = 0; i < count; i++) data[i] = input(spec.redop, r, offset + i);
   return data;
 }

@@ -2,9 +2,9 @@
  * `allGather`: every rank ends with every rank's tensor, concatenated in
  * rank order along dim 0 (ring algorithm).
  */
-import { Tensor, type TypedArray } from '@dtlab/tensor';
+import { Tensor, allocate, type TypedArray } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
-import { alloc, boundsFromCounts } from './algorithms/common.ts';
+import { boundsFromCounts } from './algorithms/common.ts';
 import { ringAllGather } from './algorithms/ring.ts';
 import { announce, checkTensor } from './call.ts';
 
@@ -34,7 +34,7 @@ export async function allGather(comm: Comm, t: Tensor, opts: AllGatherOptions = 
   announce(comm, { op: 'allGather', dtype: t.dtype, ...(counts ? { counts: counts.join(',') } : { shape: t.shape.join(',') }) });
   const sizes = counts ?? new Array<number>(n).fill(t.numel);
   const bounds = boundsFromCounts(sizes);
-  const out: TypedArray = alloc(t.dtype, bounds[n - 1]!.end);
+  const out: TypedArray = allocate(t.dtype, bounds[n - 1]!.end);
   out.set(t.data(), bounds[comm.rank]!.start);
   await ringAllGather(comm, out, bounds);
   const shape = counts ? [out.length] : t.ndim === 0 ? [n] : [n * t.shape[0]!, ...t.shape.slice(1)];

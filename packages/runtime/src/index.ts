@@ -33,4 +33,4 @@ export type {
   OutputMode,
   BlockedRank,
 } from './types.ts';
-export { formatSummary, formatOutcome } from './report.ts';
+export { formatSummary, formatOutcome, formatBytes, formatUs } from './report.ts';

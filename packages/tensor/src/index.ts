@@ -4,7 +4,7 @@
  */
 export { Tensor, type TensorLike, type TensorOptions, type GradHook, type PostAccumulateGradHook } from './tensor.ts';
 export { tensor, zeros, ones, full, zerosLike, arange, randn, rand, uniform, type NestedArray, type TensorDataOptions, type RandomOptions } from './creation.ts';
-export { type DType, type TypedArray, bytesPerElement, promoteTypes } from './dtype.ts';
+export { type DType, type TypedArray, allocate, bytesPerElement, dtypeOfArray, promoteTypes } from './dtype.ts';
 export { ShapeError, AutogradError } from './errors.ts';
 export { noGrad, enableGrad, isGradEnabled } from './autograd/grad-mode.ts';
 export { Generator, deriveSeed, GENERATOR_ALGORITHM } from './random.ts';

@@ -2,7 +2,7 @@
  * Pieces every algorithm shares: the reserved tag, ring neighbours, chunk
  * bounds that respect item boundaries, and sending a slice of a buffer.
  */
-import { Tensor, chunkBounds, type ChunkBound, type DType, type TypedArray } from '@dtlab/tensor';
+import { Tensor, chunkBounds, type ChunkBound, type TypedArray } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
 
 /**
@@ -51,9 +51,4 @@ export function sendData(comm: Comm, dst: number, data: TypedArray): void {
 /** Receives a message from `src` on the collective tag; resolves to its elements. */
 export async function recvData(comm: Comm, src: number): Promise<TypedArray> {
   return (await comm.recv(src, { tag: COLLECTIVE_TAG })).data();
-}
-
-/** A zero-filled array of `n` elements of `dtype`. */
-export function alloc(dtype: DType, n: number): TypedArray {
-  return dtype === 'float64' ? new Float64Array(n) : new Float32Array(n);
 }

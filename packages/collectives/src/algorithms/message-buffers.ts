@@ -10,9 +10,8 @@
  * one, per Comm, to carry the first message of its next call. In steady
  * state an all-reduce allocates nothing.
  */
-import type { DType, TypedArray } from '@dtlab/tensor';
+import { allocate, dtypeOfArray, type DType, type TypedArray } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
-import { alloc } from './common.ts';
 
 // One spare per Comm: a WeakMap, so that it goes when the Comm goes.
 const spares = new WeakMap<Comm, TypedArray>();
@@ -24,7 +23,7 @@ function takeBuffer(comm: Comm, dtype: DType, n: number): TypedArray {
     spares.delete(comm);
     return spare;
   }
-  return alloc(dtype, n);
+  return allocate(dtype, n);
 }
 
 /** Keeps `buf` (a buffer this rank owns and no longer needs) for the next `takeBuffer` on `comm`. */
@@ -32,14 +31,9 @@ export function keepBuffer(comm: Comm, buf: TypedArray): void {
   spares.set(comm, buf);
 }
 
-/** The dtype of a typed array. */
-function dtypeOf(data: TypedArray): DType {
-  return data instanceof Float64Array ? 'float64' : 'float32';
-}
-
 /** A copy of `data` in a buffer this rank owns (reused when it can be), ready to send with `transfer`. */
 export function ownedCopy(comm: Comm, data: TypedArray): TypedArray {
-  const out = takeBuffer(comm, dtypeOf(data), data.length);
+  const out = takeBuffer(comm, dtypeOfArray(data), data.length);
   out.set(data);
   return out;
 }
