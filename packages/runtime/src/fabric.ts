@@ -14,7 +14,7 @@
 import type { DType } from '@dtlab/tensor';
 import { VirtualClock, DEFAULT_COST } from './fabric/clock.ts';
 import { findCycle } from './fabric/wait-graph.ts';
-import { CollectiveMismatchError, CommTimeoutError, DeadlockError, RankFailedError, RecvMismatchError, type CollectiveCall } from './errors.ts';
+import { CollectiveMismatchError, CommTimeoutError, DeadlockError, RankFailedError, RecvMismatchError, describeWait, type CollectiveCall } from './errors.ts';
 import type { BlockedRank, CostModel, Fault, RankStats, TraceEvent } from './types.ts';
 
 /** A tensor's bytes in flight: dtype, shape and a buffer holding exactly its elements. */
@@ -58,6 +58,11 @@ interface Request {
 }
 
 const BYTES: Record<DType, number> = { float32: 4, float64: 8 };
+
+/** What a request waits in, as reports say it: "barrier" or "recv from rank 1 (tag 0)". */
+function waitLabel(req: Request): string {
+  return req.kind === 'barrier' ? 'barrier' : describeWait({ op: 'recv', src: req.src, tag: req.tag });
+}
 
 /** Options of a fabric. */
 export interface FabricOptions {
@@ -165,7 +170,7 @@ export class Fabric {
     const key = `${rank}:${src}:${tag}`;
     const msg = this.unmatched.get(key)?.shift();
     if (msg) req.message = msg;
-    else if (this.failures.has(src)) req.error = this.failedError(rank, src, `recv from rank ${src} (tag ${tag})`);
+    else if (this.failures.has(src)) req.error = this.failedError(rank, src, waitLabel(req));
     else {
       let q = this.posted.get(key);
       if (!q) this.posted.set(key, (q = []));
@@ -264,7 +269,7 @@ export class Fabric {
       for (const req of reqs.values()) {
         const dependsOnRank = (req.kind === 'recv' && req.src === rank && !req.message) || req.kind === 'barrier';
         if (dependsOnRank && !req.error && req.rank !== rank) {
-          req.error = this.failedError(req.rank, rank, req.kind === 'barrier' ? 'barrier' : `recv from rank ${req.src} (tag ${req.tag})`);
+          req.error = this.failedError(req.rank, rank, waitLabel(req));
           if (req.waiting) this.finishRequest(req);
         }
       }
@@ -276,7 +281,7 @@ export class Fabric {
   describe(rank: number): { waiting: string | null; waitedMs: number } {
     const req = [...this.requests[rank]!.values()].find((r) => r.waiting);
     if (!req) return { waiting: null, waitedMs: 0 };
-    return { waiting: req.kind === 'barrier' ? 'barrier' : `recv from rank ${req.src} (tag ${req.tag})`, waitedMs: Date.now() - req.waitStartMs };
+    return { waiting: waitLabel(req), waitedMs: Date.now() - req.waitStartMs };
   }
 
   /** Per-rank statistics, with unreceived messages counted. */
@@ -315,8 +320,7 @@ export class Fabric {
     const limit = this.opts.commTimeoutMs;
     if (limit !== undefined && limit > 0) {
       req.timer = setTimeout(() => {
-        const during = req.kind === 'barrier' ? 'barrier' : `recv from rank ${req.src} (tag ${req.tag})`;
-        req.error = new CommTimeoutError(req.rank, during, Date.now() - req.waitStartMs);
+        req.error = new CommTimeoutError(req.rank, waitLabel(req), Date.now() - req.waitStartMs);
         this.finishRequest(req);
       }, limit);
     }
