@@ -35,8 +35,6 @@ export class WorkerStartError extends Error {
 
 /** One rank worker and its thread. */
 export class RankWorker {
-  /** Launches this worker has served. */
-  launches = 0;
   constructor(readonly worker: Worker) {}
 
   /** Sends a message to the worker. */
@@ -80,7 +78,6 @@ export class WorkerPool {
 
   /** @internal Takes a worker back: to the pool if `reusable`, else it is terminated. */
   release(w: RankWorker, reusable: boolean): Promise<void> {
-    w.launches++;
     if (reusable && !this.closed) {
       this.park(w);
       return Promise.resolve();
