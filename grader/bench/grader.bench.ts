@@ -54,8 +54,9 @@ async function floorOnce(seed: number): Promise<number> {
     hidden: await loadCheckModule(checkModulePath(exercise.folder, 'hidden')),
   };
   const job = { folder: exercise.folder, manifest: m, submissionDir: solution, seed, modules: { public: null, hidden: null }, checkIds: [] };
+  const shared = new Map<string, Promise<unknown>>();
   for (const c of m.checks) {
-    const r = await runCheck(job, m, c.id, c.visibility === 'public' ? modules.public : modules.hidden, pool);
+    const r = await runCheck(job, m, c.id, c.visibility === 'public' ? modules.public : modules.hidden, pool, shared);
     if (r.status !== 'passed') throw new Error(`floor: check ${c.id} did not pass: ${r.message}`);
   }
   await pool.close();

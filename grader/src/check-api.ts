@@ -90,7 +90,17 @@ export interface CheckContext {
   fail(message: string, divergence?: Divergence): never;
   /** Adds a line to the check's message (shown whether it passes or fails). */
   note(message: string): void;
+  /**
+   * Runs `make` at most once per grading run for each `key` and gives every
+   * check the same promise: for checks that are several views (values,
+   * memory, traffic) of one expensive launch. A rejection fails every check
+   * that asks. Only the first check's communication summary counts the launch.
+   */
+  shared<T>(key: string, make: () => Promise<T>): Promise<T>;
 }
+
+/** Results that checks of one grading run share (see `CheckContext.shared`). */
+export type SharedRuns = Map<string, Promise<unknown>>;
 
 /** A check: resolves to pass, throws CheckFailure (or uses ctx.fail) to fail. */
 export type CheckFn = (ctx: CheckContext) => Promise<void>;

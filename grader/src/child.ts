@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { WorkerPool } from '@dtlab/runtime';
 import { loadCheckModule, runCheck } from './engine.ts';
+import type { SharedRuns } from './check-api.ts';
 import type { ChildMessage, GradingJob } from './results.ts';
 
 function send(m: ChildMessage): Promise<void> {
@@ -30,10 +31,11 @@ async function main(): Promise<void> {
     Promise.all([loadCheckModule(job.modules.public), loadCheckModule(job.modules.hidden)]).then(([pub, hidden]) => ({ public: pub, hidden })),
     pool.warm(Math.max(...manifest.worldSizes)),
   ]);
+  const shared: SharedRuns = new Map();
   for (const id of job.checkIds) {
     const check = manifest.checks.find((c) => c.id === id)!;
     await send({ type: 'check-started', id });
-    const result = await runCheck(job, manifest, id, check.visibility === 'public' ? modules.public : modules.hidden, pool);
+    const result = await runCheck(job, manifest, id, check.visibility === 'public' ? modules.public : modules.hidden, pool, shared);
     await send({ type: 'check-done', result });
   }
   await send({ type: 'finished' });

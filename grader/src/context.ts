@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { launch, type LaunchResult, type RankOutcome, type WorkerPool } from '@dtlab/runtime';
 import { Tensor, deriveSeed, testing } from '@dtlab/tensor';
-import { CheckFailure, CheckTimeout, type CheckContext, type Divergence, type ExpectCloseOptions, type RunSpec } from './check-api.ts';
+import { CheckFailure, CheckTimeout, type CheckContext, type Divergence, type ExpectCloseOptions, type RunSpec, type SharedRuns } from './check-api.ts';
 import type { Manifest } from './manifest.ts';
 
 /** Messages, bytes and virtual time of the launches a check made. */
@@ -59,7 +59,15 @@ export class Context implements CheckContext {
     private readonly submissionDir: string,
     /** Rank workers shared by every launch of the grading process (fresh workers per launch when absent). */
     private readonly pool?: WorkerPool,
+    /** What the checks of this grading run share. */
+    private readonly sharedRuns: SharedRuns = new Map(),
   ) {}
+
+  shared<T>(key: string, make: () => Promise<T>): Promise<T> {
+    let p = this.sharedRuns.get(key);
+    if (!p) this.sharedRuns.set(key, (p = make()));
+    return p as Promise<T>;
+  }
 
   seedFor(...keys: (string | number)[]): number {
     return deriveSeed(this.seed, hashString(this.checkId), ...keys.map((k) => (typeof k === 'number' ? k : hashString(k))));

@@ -4,7 +4,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import type { WorkerPool } from '@dtlab/runtime';
-import { CheckFailure, CheckTimeout, type CheckModule } from './check-api.ts';
+import { CheckFailure, CheckTimeout, type CheckModule, type SharedRuns } from './check-api.ts';
 import { Context } from './context.ts';
 import type { Manifest } from './manifest.ts';
 import type { CheckResult, GradingJob } from './results.ts';
@@ -18,9 +18,9 @@ export async function loadCheckModule(path: string | null): Promise<CheckModule 
 }
 
 /** Runs one check and turns whatever happened into a CheckResult. */
-export async function runCheck(job: GradingJob, manifest: Manifest, id: string, module: CheckModule | null, pool?: WorkerPool): Promise<CheckResult> {
+export async function runCheck(job: GradingJob, manifest: Manifest, id: string, module: CheckModule | null, pool?: WorkerPool, shared?: SharedRuns): Promise<CheckResult> {
   const started = performance.now();
-  const ctx = new Context(manifest, job.seed, id, job.submissionDir, pool);
+  const ctx = new Context(manifest, job.seed, id, job.submissionDir, pool, shared);
   const done = (status: CheckResult['status'], message: string, extra: Partial<CheckResult> = {}): CheckResult => ({
     id,
     status,

@@ -32,8 +32,6 @@ export interface RingCall {
   sent: TraceEvent[][];
 }
 
-const launches = new Map<string, Promise<RingCall[]>>();
-
 /** A seed shared by every check of this grading run (ctx.seedFor differs from check to check). */
 export function sharedSeed(ctx: CheckContext, ...keys: number[]): number {
   return deriveSeed(ctx.seed, 0xe02, ...keys);
@@ -41,10 +39,7 @@ export function sharedSeed(ctx: CheckContext, ...keys: number[]): number {
 
 /** The calls of one launch of `worldSize` ranks over `lengths` with inputs from `seed`; made at most once per grading run. */
 export function ringCalls(ctx: CheckContext, worldSize: number, lengths: number[], seed: number): Promise<RingCall[]> {
-  const key = JSON.stringify([worldSize, lengths, seed]);
-  let calls = launches.get(key);
-  if (!calls) launches.set(key, (calls = launch(ctx, worldSize, lengths, seed)));
-  return calls;
+  return ctx.shared(`ex02 ring ${JSON.stringify([worldSize, lengths, seed])}`, () => launch(ctx, worldSize, lengths, seed));
 }
 
 async function launch(ctx: CheckContext, worldSize: number, lengths: number[], seed: number): Promise<RingCall[]> {

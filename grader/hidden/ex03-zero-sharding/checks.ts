@@ -45,21 +45,17 @@ interface TrainingRun {
   stats: RankStats[];
 }
 
-// Launches shared by the checks of one grading process: parity, memory and
-// traffic are three views of the same run, and each launch of 5 workers costs
-// seconds on a loaded machine. A failed launch fails every check that needs it.
-const launches = new Map<string, Promise<TrainingRun>>();
-
-/** The training run with `worldSize` ranks, launched by the first check that needs it. */
+/**
+ * The training run with `worldSize` ranks, launched by the first check that
+ * needs it: parity, memory and traffic are three views of the same run, and a
+ * launch of 5 workers costs seconds on a loaded machine. A failed launch fails
+ * every check that needs it.
+ */
 function training(ctx: CheckContext, worldSize: number): Promise<TrainingRun> {
   const e = experiment(ctx, worldSize);
-  const key = `${ctx.entry(ENTRY)}|${worldSize}|${e.seed}`;
-  let run = launches.get(key);
-  if (!run) {
-    run = ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), e] }).then((r) => ({ e, outputs: r.ranks.map((o) => o.value as StepsResult), stats: r.stats }));
-    launches.set(key, run);
-  }
-  return run;
+  return ctx.shared(`ex03 training ${worldSize} ${e.seed}`, () =>
+    ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), e] }).then((r) => ({ e, outputs: r.ranks.map((o) => o.value as StepsResult), stats: r.stats })),
+  );
 }
 
 function layout(e: Experiment): ParamLayout {
