@@ -165,12 +165,13 @@ export class Fabric {
   /** `rank` posts receive `id` for a message from `src` with `tag` (optionally of a known size and dtype). */
   post(rank: number, id: number, src: number, tag: number, expect?: { numel: number; dtype: DType }): void {
     this.activity(rank);
-    const req: Request = { id, rank, kind: 'recv', src, tag, expect, postedUs: this.clock.now[rank]!, waiting: false, waitStartMs: 0 };
+    // A rank in a mismatched collective fails with the mismatch, whatever else goes wrong later.
+    const req: Request = { id, rank, kind: 'recv', src, tag, expect, postedUs: this.clock.now[rank]!, waiting: false, waitStartMs: 0, error: this.poisoned.get(rank) };
     this.requests[rank]!.set(id, req);
     const key = `${rank}:${src}:${tag}`;
     const msg = this.unmatched.get(key)?.shift();
     if (msg) req.message = msg;
-    else if (this.failures.has(src)) req.error = this.failedError(rank, src, waitLabel(req));
+    else if (this.failures.has(src)) req.error ??= this.failedError(rank, src, waitLabel(req));
     else {
       let q = this.posted.get(key);
       if (!q) this.posted.set(key, (q = []));
@@ -190,11 +191,11 @@ export class Fabric {
   /** `rank` enters a barrier with request `id`. */
   barrier(rank: number, id: number): void {
     this.activity(rank);
-    const req: Request = { id, rank, kind: 'barrier', src: -1, tag: -1, postedUs: this.clock.now[rank]!, waiting: false, waitStartMs: 0 };
+    const req: Request = { id, rank, kind: 'barrier', src: -1, tag: -1, postedUs: this.clock.now[rank]!, waiting: false, waitStartMs: 0, error: this.poisoned.get(rank) };
     this.requests[rank]!.set(id, req);
     this.barrierEntered.set(rank, req);
     const failed = [...this.failures.keys()];
-    if (failed.length > 0) req.error = this.failedError(rank, failed[0]!, 'barrier');
+    if (failed.length > 0) req.error ??= this.failedError(rank, failed[0]!, 'barrier');
     this.startWaiting(req);
     this.tryBarrier();
   }
@@ -311,7 +312,6 @@ export class Fabric {
 
   private startWaiting(req: Request): void {
     req.waiting = true;
-    req.error ??= this.poisoned.get(req.rank);
     req.waitStartMs = Date.now();
     if (req.message || req.error) {
       this.finishRequest(req);
