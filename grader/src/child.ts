@@ -5,6 +5,7 @@
  * code runs only in the rank workers that checks launch.
  */
 import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { WorkerPool } from '@dtlab/runtime';
 import { loadCheckModule, runCheck } from './engine.ts';
 import type { SharedRuns } from './check-api.ts';
@@ -42,13 +43,16 @@ async function main(): Promise<void> {
   await pool.close();
 }
 
-// An orphan (the grader itself was killed, say with kill -9) has no one to report to: stop at once.
-process.on('disconnect', () => process.exit(4));
+// Only as the process's entry point: the compile cache imports this module without running it.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  // An orphan (the grader itself was killed, say with kill -9) has no one to report to: stop at once.
+  process.on('disconnect', () => process.exit(4));
 
-main().then(
-  () => process.exit(0),
-  (e: unknown) => {
-    console.error(`grading process failed: ${(e as Error)?.stack ?? String(e)}`);
-    process.exit(3);
-  },
-);
+  main().then(
+    () => process.exit(0),
+    (e: unknown) => {
+      console.error(`grading process failed: ${(e as Error)?.stack ?? String(e)}`);
+      process.exit(3);
+    },
+  );
+}

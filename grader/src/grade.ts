@@ -11,7 +11,7 @@ import { checkPolicy, formatViolations, type PolicyViolation } from './policy.ts
 import { privateCopy, SubmissionError } from './submission.ts';
 import { runIsolated, type IsolatedRun, type Limits } from './isolate.ts';
 import type { ChildMessage, CheckResult, GradingJob } from './results.ts';
-import type { Rubric, RubricCheck, RubricFlag } from './rubric.ts';
+import { NO_HIDDEN_CHECKS_NOTE, type Rubric, type RubricCheck, type RubricFlag } from './rubric.ts';
 import { graderVersion } from './version.ts';
 
 /** Id of the automatic policy check (no points: failing it stops every other check). */
@@ -56,7 +56,7 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
   const publicModule = checkModulePath(folder, 'public');
   const checks = manifest.checks.filter((c) => c.visibility === 'public' || hiddenModule);
   const notes: string[] = [];
-  if (!hiddenModule) notes.push('hidden checks are not present: public checks only');
+  if (!hiddenModule) notes.push(NO_HIDDEN_CHECKS_NOTE);
   const base = {
     schemaVersion: 1 as const,
     exercise: folder,
@@ -125,6 +125,8 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
       }
       return skipped(c, `not run: ${run.detail || 'grading stopped'}`);
     });
+    // A crash outside any check (loading the checks, starting workers) has no check to carry its output: a note does.
+    if (run.ended === 'crashed' && !run.running && run.log.trim()) notes.push(`the grading process crashed outside any check; its last output:\n${run.log.trim().split('\n').slice(-8).join('\n')}`);
     if (run.droppedBytes > 0) notes.push(`the grading process wrote ${run.droppedBytes} bytes of output beyond the ${OUTPUT_NOTE} kept`);
     return finish({ ...base, submission }, [policy, ...rubricChecks], notes, started, runFlags(run, opts.unsafeSkipPolicy));
   } finally {

@@ -13,10 +13,12 @@ import { randomBytes } from 'node:crypto';
 import { execa, execaSync } from 'execa';
 import type { ChildMessage, CheckResult, GradingJob } from './results.ts';
 import { GRADER_DIR, ROOT, WORK_DIR } from './paths.ts';
+import { COMPILE_CACHE_DIR, TSX_CACHE_GUARD, ensureCompileCache } from './compile-cache.ts';
 
 const require = createRequire(import.meta.url);
 const TSX_LOADER = pathToFileURL(require.resolve('tsx')).href;
 const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
+const TSX_CACHE_GUARD_URL = pathToFileURL(TSX_CACHE_GUARD).href;
 const OUTPUT_CAP = 64 * 1024;
 const RSS_POLL_MS = 100;
 
@@ -48,10 +50,11 @@ let sandbox: string[] | undefined;
 /**
  * Node's permission model for the grading process, a second wall behind the
  * static policy check: it may read the course's code (node_modules, packages,
- * grader) and the private copies, but not solutions/ or anything else, and
- * write no file at all. Child processes stay allowed because tsx's compiler
- * (esbuild) runs as one. Used only when a probe shows that this Node accepts
- * the flags and enforces them; set DTLAB_SANDBOX=0 to turn it off.
+ * grader), the compiled-code cache and its own private copy and job file
+ * (see `jobReads`), but not solutions/, other submissions or anything else,
+ * and write no file at all. Child processes stay allowed because tsx's
+ * compiler (esbuild) runs as one. Used only when a probe shows that this Node
+ * accepts the flags and enforces them; set DTLAB_SANDBOX=0 to turn it off.
  */
 export function sandboxFlags(): string[] {
   if (sandbox) return sandbox;
@@ -60,7 +63,7 @@ export function sandboxFlags(): string[] {
   const flag = has('--permission') ? '--permission' : has('--experimental-permission') ? '--experimental-permission' : null;
   if (!flag || process.env.DTLAB_SANDBOX === '0') return sandbox;
   mkdirSync(WORK_DIR, { recursive: true });
-  const reads = [join(ROOT, 'node_modules'), join(ROOT, 'packages'), GRADER_DIR, WORK_DIR].map((d) => `--allow-fs-read=${d}/*`);
+  const reads = [join(ROOT, 'node_modules'), join(ROOT, 'packages'), GRADER_DIR, COMPILE_CACHE_DIR].map((d) => `--allow-fs-read=${d}/*`);
   // The model's own start-up warnings would only bury a crash's last lines.
   const quiet = has('--disable-warning') ? ['--disable-warning=ExperimentalWarning', '--disable-warning=SecurityWarning'] : [];
   const flags = [flag, ...reads, `--allow-fs-read=${join(ROOT, 'package.json')}`, '--allow-worker', '--allow-child-process', ...quiet];
@@ -74,7 +77,27 @@ try { fs.writeFileSync(${JSON.stringify(join(WORK_DIR, `probe-${process.pid}`))}
     // no sandbox: the policy check stays the wall
   }
   rmSync(join(WORK_DIR, `probe-${process.pid}`), { force: true });
+  if (sandbox.length) ensureCompileCache();
   return sandbox;
+}
+
+/** What one sandboxed grading may read beyond the course: its own private copy and its job file. */
+function jobReads(job: GradingJob, jobFile: string): string[] {
+  return [`--allow-fs-read=${job.submissionDir}/*`, `--allow-fs-read=${jobFile}`];
+}
+
+/**
+ * The grading process's environment. Sandboxed, its TMPDIR is the compiled-
+ * code cache, which tsx then reads but may not write. Unsandboxed, tsx uses
+ * its usual cache: there is no wall to keep a submission out of it anyway.
+ */
+function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: '0', NODE_OPTIONS: '' };
+  if (sandboxFlags().length) {
+    env.TMPDIR = COMPILE_CACHE_DIR;
+    delete env.TSX_DISABLE_CACHE;
+  }
+  return env;
 }
 
 /** Resident memory of process `pid` in MB, from /proc (Linux); null elsewhere. */
@@ -106,7 +129,9 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
   let dropped = 0;
 
   const heapMb = Math.max(256, Math.min(limits.memoryMb, 4096));
-  const child = execa(process.execPath, [...sandboxFlags(), `--max-old-space-size=${heapMb}`, '--import', TSX_LOADER, CHILD, jobFile], {
+  const sandboxed = sandboxFlags().length > 0;
+  const flags = sandboxed ? [...sandboxFlags(), ...jobReads(job, jobFile)] : [];
+  const child = execa(process.execPath, [...flags, `--max-old-space-size=${heapMb}`, '--import', TSX_CACHE_GUARD_URL, '--import', TSX_LOADER, CHILD, jobFile], {
     detached: true, // its own process group, so that one kill reaches everything it started
     ipc: true,
     serialization: 'json',
@@ -116,8 +141,8 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
     stdout: 'pipe',
     stderr: 'pipe',
     cwd: job.submissionDir,
-    // No transform cache: the sandbox lets the process write nothing, and a cache shared between submissions could be poisoned.
-    env: { ...process.env, FORCE_COLOR: '0', NODE_OPTIONS: '', ...(sandboxFlags().length ? { TSX_DISABLE_CACHE: '1' } : {}) },
+    env: childEnv(),
+    extendEnv: false,
   });
   const killGroup = () => {
     try {

@@ -5,7 +5,7 @@
  */
 import pc from 'picocolors';
 import { formatBytes, formatUs } from '@dtlab/runtime';
-import type { Rubric, RubricCheck } from './rubric.ts';
+import { NO_HIDDEN_CHECKS_NOTE, type Rubric, type RubricCheck } from './rubric.ts';
 
 /** Colour functions, or identity functions when colour is off. */
 export function palette(color: boolean) {
@@ -39,6 +39,11 @@ export function formatReport(r: Rubric, opts: { color: boolean; title?: string; 
   lines.push('');
   const hidden = r.checks.filter((x) => x.visibility === 'hidden').length;
   lines.push(r.grader.hiddenChecks === 'ran' ? `hidden checks: ran (${hidden})` : c.yellow('hidden checks: not present (public checks only)'));
+  // Notes the line above does not already say (a crash outside any check, output beyond the cap).
+  for (const note of (r.notes ?? []).filter((n) => n !== NO_HIDDEN_CHECKS_NOTE)) {
+    const [first, ...rest] = note.split('\n');
+    lines.push(c.yellow(`note: ${first}`), ...rest.slice(0, 12).map((l) => `      ${l}`));
+  }
   const verdict = r.status === 'passed' ? c.green('passed') : r.status === 'failed' ? c.red('failed') : c.yellow('grading error');
   lines.push(c.bold(`score ${r.score}/${r.maxScore} · ${verdict}`) + c.dim(` · ${(r.durationMs / 1000).toFixed(1)} s${opts.rubricPath ? ` · rubric written to ${opts.rubricPath}` : ''}`));
   const id = opts.exerciseId ?? r.exercise.slice(0, 4);

@@ -14,6 +14,9 @@ import type { CommSummary } from './context.ts';
 import { SCHEMA_DIR } from './paths.ts';
 import { describeAjvErrors } from './manifest.ts';
 
+/** The note of a rubric graded without hidden checks (a student export); reports say it their own way. */
+export const NO_HIDDEN_CHECKS_NOTE = 'hidden checks are not present: public checks only';
+
 /** One check in a rubric. */
 export interface RubricCheck {
   id: string;

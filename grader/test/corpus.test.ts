@@ -18,6 +18,7 @@ import { findExercise, type Exercise } from '../src/exercises.ts';
 import { runBatch, type BatchResult } from '../src/batch/run.ts';
 import { readRubricFile, rubricPath } from '../src/batch/layout.ts';
 import { sandboxFlags } from '../src/isolate.ts';
+import { COMPILE_CACHE_DIR } from '../src/compile-cache.ts';
 import type { Rubric, RubricFlag } from '../src/rubric.ts';
 
 const CORPUS = join(import.meta.dirname, 'fixtures', 'corpus');
@@ -61,6 +62,8 @@ const EXPECTED: Record<string, Verdict> = {
   'stdout-50mb': { status: 'passed', score: 'max', policy: 'passed', message: /rank 0 of 2 printed more than 64 KiB in one run; the rest \(\d+ bytes that time\) was dropped unread/, flags: ['output-truncated'] },
   'writes-outside': { status: 'failed', score: 0, policy: 'failed', message: POLICY_FS, flags: ['policy'] },
   'reads-solutions': { status: 'failed', score: 0, policy: 'failed', message: POLICY_FS, flags: ['policy'] },
+  'reads-other-copies': { status: 'failed', score: 0, policy: 'failed', message: POLICY_FS, flags: ['policy'] },
+  'plants-compiled-code': { status: 'failed', score: 0, policy: 'failed', message: POLICY_FS, flags: ['policy'] },
   'reads-hidden': { status: 'failed', score: 0, policy: 'failed', message: /dynamic import\(\) is not allowed/, flags: ['policy'] },
   'fake-rubric': { status: 'failed', score: 0, policy: 'failed', message: POLICY_FS, flags: ['policy'] },
   'patches-math': { status: 'failed', score: 0, policy: 'failed', message: /assigning to a property of the built-in Math is not allowed/, flags: ['policy'] },
@@ -125,6 +128,7 @@ describe('the bad-submission corpus, graded in one batch', () => {
     expect(r.checks.length).toBe(exercise.manifest.checks.length + 1);
     expect(r.score).toBe(0);
     expect(existsSync('/tmp/dtlab-corpus-pwned.txt')).toBe(false);
+    expect(existsSync(join(COMPILE_CACHE_DIR, 'planted.json'))).toBe(false);
   });
 
   it('writes a gradebook row per submission and a summary listing the failures', () => {
@@ -133,18 +137,21 @@ describe('the bad-submission corpus, graded in one batch', () => {
     expect(csv).toContain(`control,${MAX},${MAX},${MAX},complete,`);
     expect(csv).toContain('missing-exercise,0,0,4,complete,ex01:missing');
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
-    expect(summary.pairs).toEqual({ expected: 26, graded: 26, pending: 0 });
-    expect(summary.status).toEqual({ passed: 3, failed: 22, error: 0, missing: 1 });
+    expect(summary.pairs).toEqual({ expected: 28, graded: 28, pending: 0 });
+    expect(summary.status).toEqual({ passed: 3, failed: 24, error: 0, missing: 1 });
     expect(summary.failing.map((f: { student: string }) => f.student)).toContain('loop-at-import');
   });
 });
+
+// What only Node's permission model stops once the policy check is skipped.
+const SANDBOX_WALLS = ['writes-outside', 'reads-solutions', 'fake-rubric', 'reads-other-copies', 'plants-compiled-code'];
 
 describe('the walls behind the policy check (policy skipped: tests only)', () => {
   let out: string;
   let subs: string;
   const sandboxed = sandboxFlags().length > 0;
   // Without Node's permission model, the file-writing ones would really write: they run only inside it.
-  const names = ['control', 'exit-1', 'kill-self', 'stdout-50mb', ...(sandboxed ? ['writes-outside', 'reads-solutions', 'fake-rubric'] : [])];
+  const names = ['control', 'exit-1', 'kill-self', 'stdout-50mb', ...(sandboxed ? SANDBOX_WALLS : [])];
 
   beforeAll(async () => {
     out = mkdtempSync(join(tmpdir(), 'dtlab-unsafe-out-'));
@@ -180,10 +187,11 @@ describe('the walls behind the policy check (policy skipped: tests only)', () =>
     expectVerdict('stdout-50mb', get('stdout-50mb'), { status: 'failed', score: 'max', policy: 'skipped', message: /printed more than 64 KiB/, flags: ['output-truncated', 'policy-skipped'] });
   });
 
-  it.runIf(sandboxed)('file writes and reads of solutions/ are refused at run time by the permission model', () => {
-    for (const n of ['writes-outside', 'reads-solutions', 'fake-rubric']) {
+  it.runIf(sandboxed)('file writes, reads of solutions/ and of other submissions, and plants in the compiled-code cache are refused at run time', () => {
+    for (const n of SANDBOX_WALLS) {
       expectVerdict(n, get(n), { status: 'failed', score: 0, policy: 'skipped', checks: { 'two-ranks': 'failed' }, message: /Access to this API has been restricted/ });
     }
     expect(existsSync('/tmp/dtlab-corpus-pwned.txt')).toBe(false);
+    expect(existsSync(join(COMPILE_CACHE_DIR, 'planted.json'))).toBe(false);
   });
 });

@@ -1,0 +1,111 @@
+/**
+ * Compiled course code for sandboxed gradings.
+ *
+ * Every grading process and each of its rank workers loads the course's
+ * TypeScript (tensor, runtime, collectives, the grader, the checks) through
+ * tsx, which keeps compiled modules in a cache folder. A sandboxed grading
+ * may write nothing, so without help it compiled everything again in every
+ * thread, about 0.4 s of each grading.
+ *
+ * Here a trusted process, never a grading, fills a cache folder kept for
+ * gradings alone (`.grading/compiled/`): it imports every course module
+ * once. Gradings get that folder as their TMPDIR (tsx puts its cache there)
+ * and may only read it, so a submission cannot plant code in it for a later
+ * grading. Submission files are not in it and are compiled as before.
+ *
+ * The fill is redone when a course file changes, on another Node or tsx,
+ * and once a day (tsx drops entries older than about a week).
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { execaSync } from 'execa';
+import { GRADER_DIR, HIDDEN_CHECKS_DIR, PUBLIC_CHECKS_DIR, ROOT, WORK_DIR } from './paths.ts';
+
+const require = createRequire(import.meta.url);
+
+/** The TMPDIR of sandboxed gradings; tsx keeps its cache in a folder inside it. */
+export const COMPILE_CACHE_DIR = join(WORK_DIR, 'compiled');
+/** Imported first in a grading process, so that tsx can use a cache it may only read. */
+export const TSX_CACHE_GUARD = join(ROOT, 'packages', 'runtime', 'src', 'backends', 'tsx-cache.mjs');
+
+const STAMP = join(COMPILE_CACHE_DIR, 'stamp');
+const FILL = fileURLToPath(new URL('./compile-cache-fill.ts', import.meta.url));
+// tsx names cache entries by the day-ish period (1e8 ms) they were written in.
+const PERIOD_MS = 1e8;
+
+function tsFiles(dir: string, recurse: boolean): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .flatMap((e) => {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) return recurse && e.name !== 'cli' && e.name !== 'node_modules' ? tsFiles(p, true) : [];
+      return e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') && !e.name.endsWith('.test.ts') ? [p] : [];
+    });
+}
+
+/**
+ * The course modules a grading loads: every package's sources, the grader's
+ * own modules (not its command lines, batch or kit code) and every check
+ * module. None of them does anything when imported.
+ */
+export function courseModules(): string[] {
+  const packages = join(ROOT, 'packages');
+  const pkgs = existsSync(packages) ? readdirSync(packages).sort() : [];
+  return [
+    ...pkgs.flatMap((p) => tsFiles(join(packages, p, 'src'), true)),
+    ...tsFiles(join(GRADER_DIR, 'src'), false),
+    ...tsFiles(PUBLIC_CHECKS_DIR, true),
+    ...tsFiles(HIDDEN_CHECKS_DIR, true),
+  ];
+}
+
+function fingerprint(files: readonly string[]): string {
+  const tsxVersion = (JSON.parse(readFileSync(require.resolve('tsx/package.json'), 'utf8')) as { version: string }).version;
+  const h = createHash('sha256').update(`${process.version} tsx ${tsxVersion} period ${Math.floor(Date.now() / PERIOD_MS)}\n`);
+  for (const f of files) {
+    const s = statSync(f);
+    h.update(`${f} ${s.size} ${s.mtimeMs}\n`);
+  }
+  return h.digest('hex');
+}
+
+function isCurrent(want: string): boolean {
+  return existsSync(STAMP) && readFileSync(STAMP, 'utf8') === want;
+}
+
+/** Whether the gradings' cache was filled from the course modules as they are now (and not too long ago). */
+export function compileCacheIsCurrent(): boolean {
+  return isCurrent(fingerprint(courseModules()));
+}
+
+/**
+ * Makes sure the gradings' cache holds every course module as it is now,
+ * filling it if not (about a second). Never throws: if the fill fails,
+ * gradings compile for themselves, as they would without a cache.
+ */
+export function ensureCompileCache(): void {
+  try {
+    const want = fingerprint(courseModules());
+    if (isCurrent(want)) return;
+    mkdirSync(COMPILE_CACHE_DIR, { recursive: true });
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: COMPILE_CACHE_DIR, NODE_OPTIONS: '' };
+    delete env.TSX_DISABLE_CACHE;
+    const r = execaSync(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, FILL], {
+      cwd: ROOT,
+      env,
+      extendEnv: false,
+      reject: false,
+      timeout: 120_000,
+    });
+    // A module that fails to load is the course's bug and shows in gradings; only a fill that did not finish is retried.
+    if (r.exitCode === undefined || r.signal || r.timedOut) return;
+    writeFileSync(`${STAMP}.${process.pid}`, want);
+    renameSync(`${STAMP}.${process.pid}`, STAMP);
+  } catch {
+    // No cache: slower gradings, same results.
+  }
+}
