@@ -9,10 +9,10 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { randomBytes } from 'node:crypto';
 import { execa, execaSync } from 'execa';
 import type { ChildMessage, CheckResult, GradingJob } from './results.ts';
 import { GRADER_DIR, ROOT, WORK_DIR } from './paths.ts';
+import { ownedName } from './leftovers.ts';
 import { COMPILE_CACHE_DIR, TSX_CACHE_GUARD, ensureCompileCache } from './compile-cache.ts';
 
 const require = createRequire(import.meta.url);
@@ -86,17 +86,20 @@ function jobReads(job: GradingJob, jobFile: string): string[] {
   return [`--allow-fs-read=${job.submissionDir}/*`, `--allow-fs-read=${jobFile}`];
 }
 
+// What Node, tsx and esbuild need from the environment. Nothing else (tokens, keys, a TA's
+// settings) is passed on to the process that runs student code.
+const KEPT_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'SYSTEMROOT'];
+
 /**
- * The grading process's environment. Sandboxed, its TMPDIR is the compiled-
- * code cache, which tsx then reads but may not write. Unsandboxed, tsx uses
- * its usual cache: there is no wall to keep a submission out of it anyway.
+ * The grading process's environment: only KEPT_ENV. Sandboxed, its TMPDIR
+ * is the compiled-code cache, which tsx then reads but may not write.
+ * Unsandboxed, tsx uses its usual cache: there is no wall to keep a
+ * submission out of it anyway.
  */
 function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, FORCE_COLOR: '0', NODE_OPTIONS: '' };
-  if (sandboxFlags().length) {
-    env.TMPDIR = COMPILE_CACHE_DIR;
-    delete env.TSX_DISABLE_CACHE;
-  }
+  const env: NodeJS.ProcessEnv = { FORCE_COLOR: '0', NODE_OPTIONS: '' };
+  for (const k of KEPT_ENV) if (process.env[k] !== undefined) env[k] = process.env[k];
+  if (sandboxFlags().length) env.TMPDIR = COMPILE_CACHE_DIR;
   return env;
 }
 
@@ -118,7 +121,7 @@ function rssMb(pid: number): number | null {
 export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (m: ChildMessage) => void, signal?: AbortSignal): Promise<IsolatedRun> {
   const started = Date.now();
   mkdirSync(WORK_DIR, { recursive: true });
-  const jobFile = join(WORK_DIR, `job-${randomBytes(6).toString('hex')}.json`);
+  const jobFile = join(WORK_DIR, `${ownedName('job')}.json`);
   writeFileSync(jobFile, JSON.stringify(job));
   const results: CheckResult[] = [];
   let running: string | null = null;

@@ -3,10 +3,11 @@
  * `src/`). Grading never touches it: it copies `src/` into a private folder
  * and fingerprints what it copied.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { WORK_DIR } from './paths.ts';
+import { ownedName } from './leftovers.ts';
 
 /** A private copy of a submission's `src/`, and its fingerprint. */
 export interface PrivateCopy {
@@ -50,7 +51,8 @@ export function privateCopy(submissionDir: string, workDir = WORK_DIR): PrivateC
       `${submissionDir} has no src/ folder: a submission is a folder holding the exercise's src/ (for example exercises/ex01-allreduce-mean or solutions/ex01-allreduce-mean)`,
     );
   }
-  const dir = join(workDir, `${basename(resolve(submissionDir)).replace(/[^A-Za-z0-9_.-]/g, '_')}-${randomBytes(6).toString('hex')}`);
+  // Named with this process's pid: if it dies with kill -9, a later run removes the copy (sweepLeftovers).
+  const dir = join(workDir, ownedName(basename(resolve(submissionDir)).replace(/[^A-Za-z0-9_.-]/g, '_')));
   mkdirSync(dir, { recursive: true });
   // Regular files and folders only: a symlink in a submission could point anywhere.
   cpSync(src, join(dir, 'src'), { recursive: true, filter: (p) => !lstatSync(p).isSymbolicLink() });

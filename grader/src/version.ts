@@ -1,12 +1,18 @@
 /**
  * The grader's version, recorded in every rubric: the package version plus
- * a fingerprint of the grader's code and check modules, so that a change to
- * any check changes the version (and a batch rerun regrades).
+ * a fingerprint of everything a verdict depends on: the grader's code, its
+ * check modules and schemas, and the course packages the checks run on
+ * (tensor, runtime, collectives). A change to any of them changes the
+ * version, so a batch rerun regrades; a change to the authoring kit or the
+ * command lines does not.
  */
 import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
-import { GRADER_DIR } from './paths.ts';
+import { join, sep } from 'node:path';
+import { GRADER_DIR, ROOT } from './paths.ts';
+
+// Grader code that decides no verdict: the authoring kit and the command lines.
+const NOT_VERDICTS = ['kit', 'cli'];
 
 let cached: string | undefined;
 
@@ -25,7 +31,10 @@ export function graderVersion(): string {
   if (cached) return cached;
   const pkg = JSON.parse(readFileSync(join(GRADER_DIR, 'package.json'), 'utf8')) as { version: string };
   const h = createHash('sha256');
-  for (const f of ['src', 'checks', 'hidden', 'schema'].flatMap((d) => files(join(GRADER_DIR, d)))) h.update(f.slice(GRADER_DIR.length)).update(readFileSync(f));
+  const grader = ['src', 'checks', 'hidden', 'schema'].flatMap((d) => files(join(GRADER_DIR, d))).filter((f) => !NOT_VERDICTS.some((d) => f.startsWith(join(GRADER_DIR, 'src', d) + sep)));
+  const packagesDir = join(ROOT, 'packages');
+  const packages = existsSync(packagesDir) ? readdirSync(packagesDir).sort().flatMap((p) => files(join(packagesDir, p, 'src'))) : [];
+  for (const f of [...grader, ...packages]) h.update(f.slice(ROOT.length)).update(readFileSync(f));
   cached = `${pkg.version}+${h.digest('hex').slice(0, 12)}`;
   return cached;
 }

@@ -14,7 +14,7 @@ import { execa, type ResultPromise } from 'execa';
 import { strToU8, zipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findExercise } from '../src/exercises.ts';
-import { EXERCISES_DIR, GRADER_DIR, SOLUTIONS_DIR } from '../src/paths.ts';
+import { EXERCISES_DIR, GRADER_DIR, SOLUTIONS_DIR, WORK_DIR } from '../src/paths.ts';
 import { runBatch, type BatchResult } from '../src/batch/run.ts';
 import { listRubrics, readRubricFile, rubricPath } from '../src/batch/layout.ts';
 import { LineProgress } from '../src/batch/progress.ts';
@@ -160,6 +160,9 @@ describe('grading a class', () => {
       await waitFor(() => listRubrics(out2).length >= 1);
       child.kill('SIGKILL');
       await child;
+      // What the killed batch left: its unpack folder (and any private copies it was grading).
+      const ownedByKilled = () => [...readdirSync(WORK_DIR), ...readdirSync(tmpdir())].filter((n) => n.includes(`-${child.pid}-`));
+      expect(ownedByKilled().filter((n) => n.startsWith('dtlab-batch-'))).toHaveLength(1);
       const found = listRubrics(out2).map((f) => `${f.student}/${f.exerciseId} ${f.rubric?.grader.version} ${f.rubric?.status} ${f.rubric?.submission.sha256}`);
       const partial = found.length;
       expect(partial).toBeLessThan(8);
@@ -170,6 +173,7 @@ describe('grading a class', () => {
       expect(rerun.skipped, `kept:\n${found.join('\n')}\nregraded:\n${regraded.join('\n')}`).toBe(partial);
       expect(gradebook(out2)).toBe(gradebook(out));
       expect(temporaries(out2)).toEqual([]);
+      expect(ownedByKilled(), 'leftovers of the killed batch, removed by the rerun').toEqual([]);
     } finally {
       rmSync(out2, { recursive: true, force: true });
     }

@@ -64,6 +64,7 @@ const EXPECTED: Record<string, Verdict> = {
   'reads-solutions': { status: 'failed', score: 0, policy: 'failed', message: POLICY_FS, flags: ['policy'] },
   'reads-other-copies': { status: 'failed', score: 0, policy: 'failed', message: POLICY_FS, flags: ['policy'] },
   'plants-compiled-code': { status: 'failed', score: 0, policy: 'failed', message: POLICY_FS, flags: ['policy'] },
+  'reads-env': { status: 'failed', score: 0, policy: 'failed', message: POLICY_PROCESS, flags: ['policy'] },
   'reads-hidden': { status: 'failed', score: 0, policy: 'failed', message: /dynamic import\(\) is not allowed/, flags: ['policy'] },
   'fake-rubric': { status: 'failed', score: 0, policy: 'failed', message: POLICY_FS, flags: ['policy'] },
   'patches-math': { status: 'failed', score: 0, policy: 'failed', message: /assigning to a property of the built-in Math is not allowed/, flags: ['policy'] },
@@ -137,8 +138,8 @@ describe('the bad-submission corpus, graded in one batch', () => {
     expect(csv).toContain(`control,${MAX},${MAX},${MAX},complete,`);
     expect(csv).toContain('missing-exercise,0,0,4,complete,ex01:missing');
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
-    expect(summary.pairs).toEqual({ expected: 28, graded: 28, pending: 0 });
-    expect(summary.status).toEqual({ passed: 3, failed: 24, error: 0, missing: 1 });
+    expect(summary.pairs).toEqual({ expected: 29, graded: 29, pending: 0 });
+    expect(summary.status).toEqual({ passed: 3, failed: 25, error: 0, missing: 1 });
     expect(summary.failing.map((f: { student: string }) => f.student)).toContain('loop-at-import');
   });
 });
@@ -151,13 +152,18 @@ describe('the walls behind the policy check (policy skipped: tests only)', () =>
   let subs: string;
   const sandboxed = sandboxFlags().length > 0;
   // Without Node's permission model, the file-writing ones would really write: they run only inside it.
-  const names = ['control', 'exit-1', 'kill-self', 'stdout-50mb', ...(sandboxed ? SANDBOX_WALLS : [])];
+  const names = ['control', 'exit-1', 'kill-self', 'stdout-50mb', 'reads-env', ...(sandboxed ? SANDBOX_WALLS : [])];
 
   beforeAll(async () => {
     out = mkdtempSync(join(tmpdir(), 'dtlab-unsafe-out-'));
     subs = mkdtempSync(join(tmpdir(), 'dtlab-unsafe-'));
     for (const n of names) cpSync(join(CORPUS, n), join(subs, n), { recursive: true });
-    await runBatch({ submissions: subs, out, exercises: [exercise], jobs: 2, seed: 1, unsafeSkipPolicy: true, typeCheck: false });
+    process.env.DTLAB_TEST_SECRET = 'hunter2'; // as a TA's token would be
+    try {
+      await runBatch({ submissions: subs, out, exercises: [exercise], jobs: 2, seed: 1, unsafeSkipPolicy: true, typeCheck: false });
+    } finally {
+      delete process.env.DTLAB_TEST_SECRET;
+    }
   }, 170_000);
   afterAll(() => {
     rmSync(out, { recursive: true, force: true });
@@ -181,6 +187,10 @@ describe('the walls behind the policy check (policy skipped: tests only)', () =>
   it('process.kill(process.pid) ends its own grading process: a grading error, and the batch goes on', () => {
     expectVerdict('kill-self', get('kill-self'), { status: 'error', score: 0, policy: 'skipped', checks: { 'two-ranks': 'error' }, message: /the grading process ended early \(signal SIGTERM\)/, flags: ['crashed'] });
     expect(get('control').score).toBe(MAX);
+  });
+
+  it("the grading process does not see the grader's environment", () => {
+    expectVerdict('reads-env', get('reads-env'), { status: 'failed', score: 0, policy: 'skipped', checks: { 'two-ranks': 'failed' }, message: /DTLAB_TEST_SECRET in the environment: absent/ });
   });
 
   it('50 MB on stdout is truncated and noted', () => {

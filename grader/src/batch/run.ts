@@ -11,7 +11,7 @@
  * nothing for them, and rebuilds the gradebook from what finished.
  */
 import { createHash, randomInt } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { listExercises, type Exercise } from '../exercises.ts';
@@ -27,6 +27,7 @@ import { planStudent, type Pair, type StudentPlan } from './plan.ts';
 import { nextRecord, readRecord, writeRecord } from './record.ts';
 import { formatShard, inShard, type Shard } from './shard.ts';
 import { TypeChecker, typeCheckNote } from './typecheck.ts';
+import { BATCH_TMP_PREFIX, ownedName, sweepLeftovers } from '../leftovers.ts';
 import type { UnzipLimits } from './unzip.ts';
 
 /** What to grade, where to, and how. */
@@ -109,7 +110,9 @@ export async function runBatch(opts: BatchOptions): Promise<BatchResult> {
   writeRecord(outDir, record);
   removeStaleTemporaries(outDir);
 
-  const unpackDir = mkdtempSync(join(tmpdir(), 'dtlab-batch-'));
+  sweepLeftovers(); // what an earlier batch killed with kill -9 left behind
+  const unpackDir = join(tmpdir(), ownedName(BATCH_TMP_PREFIX));
+  mkdirSync(unpackDir, { recursive: true });
   const typeChecker = opts.typeCheck === false ? null : new TypeChecker();
   const plans: StudentPlan[] = [];
   const counts = { passed: 0, failed: 0, error: 0 };

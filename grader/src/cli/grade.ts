@@ -9,6 +9,7 @@ import { randomInt } from 'node:crypto';
 import { relative } from 'node:path';
 import { findExercise, listExercises } from '../exercises.ts';
 import { gradeSubmission } from '../grade.ts';
+import { sweepLeftovers } from '../leftovers.ts';
 import { formatReport, palette } from '../report.ts';
 import { toGradescope, validateRubric, writeAtomic, writeRubric } from '../rubric.ts';
 import { defaultRubricPath, hintsShown, lastRubric } from '../state.ts';
@@ -53,6 +54,7 @@ async function main(): Promise<number> {
   const out = (options.out as string | undefined) ?? (format === 'rubric' ? defaultRubricPath(id) : defaultRubricPath(`${id}.gradescope`));
   const shown = hintsShown(id);
   const live = Boolean(process.stderr.isTTY);
+  sweepLeftovers(); // private copies of a grading killed with kill -9
   const rubric = await gradeSubmission({
     exercise,
     submissionDir,
