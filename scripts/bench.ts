@@ -6,7 +6,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -32,6 +33,7 @@ if (!file) {
   for (const [n, f] of [...all].sort()) console.error(`  ${n.padEnd(14)} ${relative(root, f)}`);
   process.exit(name ? 2 : 0);
 }
-const tsx = join(root, 'node_modules', '.bin', 'tsx');
-const r = spawnSync(tsx, [file, ...args], { stdio: 'inherit', cwd: dirname(dirname(file)) });
+// tsx resolved from the root: a package's own folder need not depend on it.
+const tsx = pathToFileURL(createRequire(join(root, 'package.json')).resolve('tsx')).href;
+const r = spawnSync(process.execPath, ['--import', tsx, file, ...args], { stdio: 'inherit', cwd: dirname(dirname(file)) });
 process.exit(r.status ?? 1);

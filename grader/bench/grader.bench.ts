@@ -25,16 +25,15 @@ function flag(name: string, fallback: string): string {
 const runs = Number(flag('runs', '5'));
 const exercise = findExercise(flag('exercise', 'ex01'));
 const solution = join(SOLUTIONS_DIR, exercise.folder);
-const tsx = join(ROOT, 'node_modules', '.bin', 'tsx');
 const cli = join(ROOT, 'grader', 'src', 'cli', 'grade.ts');
 const out = mkdtempSync(join(tmpdir(), 'dtlab-bench-grader-'));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** The full command, as a student runs it (minus pnpm's own start-up). */
+/** The full command, as a student runs it: the root package.json's `grade` script (minus pnpm's own start-up). */
 function gradeOnce(seed: number): number {
   const t0 = performance.now();
   try {
-    execFileSync(tsx, [cli, exercise.manifest.id, '--submission', solution, '--seed', String(seed), '--out', join(out, 'r.json')], { cwd: ROOT, stdio: 'pipe', env: { ...process.env, NO_COLOR: '1' } });
+    execFileSync(process.execPath, ['--import', 'tsx', cli, exercise.manifest.id, '--submission', solution, '--seed', String(seed), '--out', join(out, 'r.json')], { cwd: ROOT, stdio: 'pipe', env: { ...process.env, NO_COLOR: '1' } });
   } catch (e) {
     throw new Error(`grading the reference solution failed:\n${(e as { stdout?: Buffer }).stdout?.toString() ?? e}`);
   }

@@ -5,7 +5,6 @@
  * code runs only in the rank workers that checks launch.
  */
 import { readFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import { WorkerPool } from '@dtlab/runtime';
 import { loadCheckModule, runCheck } from './engine.ts';
 import type { SharedRuns } from './check-api.ts';
@@ -28,10 +27,11 @@ async function main(): Promise<void> {
   const manifest = job.manifest;
   // One pool of rank workers for every launch of every check: workers start once.
   const pool = new WorkerPool({ memoryLimitMb: manifest.memoryLimitMb ?? 256 });
-  const [modules] = await Promise.all([
-    Promise.all([loadCheckModule(job.modules.public), loadCheckModule(job.modules.hidden)]).then(([pub, hidden]) => ({ public: pub, hidden })),
-    pool.warm(Math.max(...manifest.worldSizes)),
-  ]);
+  // Workers start in the background; the first check takes the first ones up. A start that
+  // fails is reported by the launch that needed the worker.
+  pool.warm(Math.max(...manifest.worldSizes)).catch(() => undefined);
+  const [pub, hidden] = await Promise.all([loadCheckModule(job.modules.public), loadCheckModule(job.modules.hidden)]);
+  const modules = { public: pub, hidden };
   const shared: SharedRuns = new Map();
   for (const id of job.checkIds) {
     const check = manifest.checks.find((c) => c.id === id)!;
@@ -43,8 +43,12 @@ async function main(): Promise<void> {
   await pool.close();
 }
 
-// Only as the process's entry point: the compile cache imports this module without running it.
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+/**
+ * Runs the grading process: started by child-boot.mjs with the job file as
+ * its one argument; exits 0 when every check has reported, 3 if grading
+ * itself failed, 4 if the grader went away.
+ */
+export function runChild(): void {
   // An orphan (the grader itself was killed, say with kill -9) has no one to report to: stop at once.
   process.on('disconnect', () => process.exit(4));
 

@@ -21,15 +21,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync,
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { execaSync } from 'execa';
+import { spawnSync } from 'node:child_process';
 import { GRADER_DIR, HIDDEN_CHECKS_DIR, PUBLIC_CHECKS_DIR, ROOT, WORK_DIR } from './paths.ts';
 
 const require = createRequire(import.meta.url);
 
 /** The TMPDIR of sandboxed gradings; tsx keeps its cache in a folder inside it. */
 export const COMPILE_CACHE_DIR = join(WORK_DIR, 'compiled');
-/** Imported first in a grading process, so that tsx can use a cache it may only read. */
-export const TSX_CACHE_GUARD = join(ROOT, 'packages', 'runtime', 'src', 'backends', 'tsx-cache.mjs');
 
 const STAMP = join(COMPILE_CACHE_DIR, 'stamp');
 const FILL = fileURLToPath(new URL('./compile-cache-fill.ts', import.meta.url));
@@ -94,15 +92,9 @@ export function ensureCompileCache(): void {
     mkdirSync(COMPILE_CACHE_DIR, { recursive: true });
     const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: COMPILE_CACHE_DIR, NODE_OPTIONS: '' };
     delete env.TSX_DISABLE_CACHE;
-    const r = execaSync(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, FILL], {
-      cwd: ROOT,
-      env,
-      extendEnv: false,
-      reject: false,
-      timeout: 120_000,
-    });
+    const r = spawnSync(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, FILL], { cwd: ROOT, env, stdio: 'ignore', timeout: 120_000 });
     // A module that fails to load is the course's bug and shows in gradings; only a fill that did not finish is retried.
-    if (r.exitCode === undefined || r.signal || r.timedOut) return;
+    if (r.error || r.signal) return;
     writeFileSync(`${STAMP}.${process.pid}`, want);
     renameSync(`${STAMP}.${process.pid}`, STAMP);
   } catch {

@@ -12,7 +12,8 @@ import type { CheckResult, GradingJob } from './results.ts';
 /** Imports a check module; null for a missing one (hidden checks in a student copy). */
 export async function loadCheckModule(path: string | null): Promise<CheckModule | null> {
   if (!path) return null;
-  const mod = (await import(pathToFileURL(path).href)) as Partial<CheckModule>;
+  // The grading process loads everything as CommonJS (see child-boot.mjs); a test or a bench, as ES modules.
+  const mod = (typeof require === 'function' ? require(path) : await import(pathToFileURL(path).href)) as Partial<CheckModule>;
   if (!mod.checks || typeof mod.checks !== 'object') throw new Error(`BUG: check module ${path} does not export 'checks'`);
   return mod as CheckModule;
 }

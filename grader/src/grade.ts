@@ -11,7 +11,7 @@ import { checkPolicy, formatViolations, type PolicyViolation } from './policy.ts
 import { privateCopy, SubmissionError } from './submission.ts';
 import { runIsolated, type IsolatedRun, type Limits } from './isolate.ts';
 import type { ChildMessage, CheckResult, GradingJob } from './results.ts';
-import { NO_HIDDEN_CHECKS_NOTE, type Rubric, type RubricCheck, type RubricFlag } from './rubric.ts';
+import { NO_HIDDEN_CHECKS_NOTE, prepareRubricValidator, type Rubric, type RubricCheck, type RubricFlag } from './rubric.ts';
 import { graderVersion } from './version.ts';
 
 /** Id of the automatic policy check (no points: failing it stops every other check). */
@@ -111,7 +111,9 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
     };
     const maxWorld = Math.max(...manifest.worldSizes);
     const limits: Limits = { totalMs: manifest.timeLimits.totalMs, memoryMb: (manifest.memoryLimitMb ?? 256) * maxWorld + 1024, ...opts.limits };
-    const run = await runIsolated(job, limits, opts.onProgress, opts.signal);
+    const running = runIsolated(job, limits, opts.onProgress, opts.signal);
+    prepareRubricValidator(); // while the grading process starts
+    const run = await running;
     const byId = new Map<string, CheckResult>(run.results.map((r) => [r.id, r]));
     const rubricChecks = checks.map((c): RubricCheck => {
       const r = byId.get(c.id);

@@ -6,20 +6,19 @@
  * nothing the child prints is ever read as a result.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { execa, execaSync } from 'execa';
+import { fileURLToPath } from 'node:url';
+import { spawn, spawnSync } from 'node:child_process';
 import type { ChildMessage, CheckResult, GradingJob } from './results.ts';
 import { GRADER_DIR, ROOT, WORK_DIR } from './paths.ts';
 import { ownedName } from './leftovers.ts';
-import { COMPILE_CACHE_DIR, TSX_CACHE_GUARD, ensureCompileCache } from './compile-cache.ts';
+import { writeAtomic } from './rubric.ts';
+import { COMPILE_CACHE_DIR, ensureCompileCache } from './compile-cache.ts';
 
-const require = createRequire(import.meta.url);
-const TSX_LOADER = pathToFileURL(require.resolve('tsx')).href;
-const CHILD = fileURLToPath(new URL('./child.ts', import.meta.url));
-const TSX_CACHE_GUARD_URL = pathToFileURL(TSX_CACHE_GUARD).href;
+// Plain JavaScript that loads child.ts (the grading process) through tsx.
+const CHILD_BOOT = fileURLToPath(new URL('./child-boot.mjs', import.meta.url));
 const OUTPUT_CAP = 64 * 1024;
+const PROBE_FILE = join(WORK_DIR, 'sandbox-probe.json');
 const RSS_POLL_MS = 100;
 
 /** Limits of one grading process. */
@@ -67,18 +66,39 @@ export function sandboxFlags(): string[] {
   // The model's own start-up warnings would only bury a crash's last lines.
   const quiet = has('--disable-warning') ? ['--disable-warning=ExperimentalWarning', '--disable-warning=SecurityWarning'] : [];
   const flags = [flag, ...reads, `--allow-fs-read=${join(ROOT, 'package.json')}`, '--allow-worker', '--allow-child-process', ...quiet];
-  const probe = `const fs = require('node:fs');
-fs.readFileSync(${JSON.stringify(join(GRADER_DIR, 'package.json'))});
-try { fs.writeFileSync(${JSON.stringify(join(WORK_DIR, `probe-${process.pid}`))}, 'x'); console.log('writes'); } catch (e) { console.log(e.code === 'ERR_ACCESS_DENIED' ? 'sandboxed' : 'error'); }`;
-  try {
-    const r = execaSync(process.execPath, [...flags, '-e', probe], { reject: false, timeout: 10_000, env: { ...process.env, NODE_OPTIONS: '' } });
-    if (r.exitCode === 0 && String(r.stdout).trim() === 'sandboxed') sandbox = flags;
-  } catch {
-    // no sandbox: the policy check stays the wall
-  }
-  rmSync(join(WORK_DIR, `probe-${process.pid}`), { force: true });
+  if (enforces(flags)) sandbox = flags;
   if (sandbox.length) ensureCompileCache();
   return sandbox;
+}
+
+/**
+ * Whether Node, run with `flags`, enforces them: a probe process may read
+ * the grader but not write a file. A probe that succeeded is remembered (it
+ * costs a Node start-up, about 80 ms, per command); only success, since a
+ * remembered "not enforced" could be planted to switch the sandbox off.
+ */
+function enforces(flags: string[]): boolean {
+  const key = JSON.stringify({ node: process.execPath, version: process.version, flags });
+  try {
+    if (readFileSync(PROBE_FILE, 'utf8') === key) return true;
+  } catch {
+    // not probed yet
+  }
+  const target = join(WORK_DIR, `probe-${process.pid}`);
+  const probe = `const fs = require('node:fs');
+fs.readFileSync(${JSON.stringify(join(GRADER_DIR, 'package.json'))});
+try { fs.writeFileSync(${JSON.stringify(target)}, 'x'); console.log('writes'); } catch (e) { console.log(e.code === 'ERR_ACCESS_DENIED' ? 'sandboxed' : 'error'); }`;
+  const r = spawnSync(process.execPath, [...flags, '-e', probe], { encoding: 'utf8', timeout: 10_000, env: { ...process.env, NODE_OPTIONS: '' } });
+  rmSync(target, { force: true });
+  const ok = r.status === 0 && r.stdout.trim() === 'sandboxed';
+  if (ok) {
+    try {
+      writeAtomic(PROBE_FILE, key);
+    } catch {
+      // not remembered: probed again next time
+    }
+  }
+  return ok;
 }
 
 /** What one sandboxed grading may read beyond the course: its own private copy and its job file. */
@@ -134,18 +154,19 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
   const heapMb = Math.max(256, Math.min(limits.memoryMb, 4096));
   const sandboxed = sandboxFlags().length > 0;
   const flags = sandboxed ? [...sandboxFlags(), ...jobReads(job, jobFile)] : [];
-  const child = execa(process.execPath, [...flags, `--max-old-space-size=${heapMb}`, '--import', TSX_CACHE_GUARD_URL, '--import', TSX_LOADER, CHILD, jobFile], {
+  // node:child_process rather than execa here: grading one submission is the hot path, and
+  // loading execa cost the grade command about 0.15 s of its start-up.
+  const child = spawn(process.execPath, [...flags, `--max-old-space-size=${heapMb}`, CHILD_BOOT, jobFile], {
     detached: true, // its own process group, so that one kill reaches everything it started
-    ipc: true,
     serialization: 'json',
-    reject: false,
-    buffer: false,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     cwd: job.submissionDir,
     env: childEnv(),
-    extendEnv: false,
+  });
+  // Exit code and signal, once the process has ended and its output is read (or it could not start).
+  const outcome = new Promise<{ exitCode: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
+    child.once('error', (error) => resolve({ exitCode: null, signal: null, error }));
+    child.once('close', (exitCode, signal) => resolve({ exitCode, signal }));
   });
   const killGroup = () => {
     try {
@@ -192,7 +213,7 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
     }
   }, RSS_POLL_MS);
 
-  const outcome = await child;
+  const { exitCode, signal: killedBy, error } = await outcome;
   clearTimeout(timer);
   clearInterval(memWatch);
   signal?.removeEventListener('abort', onAbort);
@@ -202,7 +223,7 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
     if (finished) ended = 'finished';
     else {
       ended = 'crashed';
-      detail = `the grading process ended early (${outcome.signal ? `signal ${outcome.signal}` : `exit code ${outcome.exitCode}`})`;
+      detail = error ? `the grading process could not start: ${error.message}` : `the grading process ended early (${killedBy ? `signal ${killedBy}` : `exit code ${exitCode}`})`;
     }
   }
   if (dropped > 0) log += `\n[${dropped} more bytes of output dropped]`;

@@ -15,7 +15,10 @@ export function programPath(metaUrl: string, relative: string): string {
  * be a function (or a class). The error names the file and what it exports.
  */
 export async function loadExport<T = (...args: any[]) => any>(file: string, name: string): Promise<T> {
-  const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  // In a rank worker this module was loaded as CommonJS, through tsx's require hook (see the
+  // runtime's worker-boot.mjs), and so is the submission; elsewhere (the inline backend, tests)
+  // both are ES modules.
+  const mod = (typeof require === 'function' ? require(file) : await import(pathToFileURL(file).href)) as Record<string, unknown>;
   const fn = mod[name];
   if (typeof fn !== 'function') {
     const exported = Object.keys(mod).join(', ') || 'nothing';

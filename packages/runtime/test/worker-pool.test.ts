@@ -46,6 +46,28 @@ describe('a worker pool', () => {
     await p.close();
   });
 
+  it('lets a launch take workers that warm() is still starting, without starting more', async () => {
+    const p = new WorkerPool({ memoryLimitMb: 64 });
+    const warming = p.warm(3); // not awaited: the launch below claims two of the three
+    const r = await launch({ worldSize: 2, backend: 'workers', program: program('pool', 'exchange'), pool: p });
+    expect(r.ok).toBe(true);
+    await warming;
+    expect(p.size).toBe(3);
+    const again = await launch({ worldSize: 3, backend: 'workers', program: program('pool', 'exchange'), pool: p });
+    expect(again.ok).toBe(true);
+    expect(p.size).toBe(3);
+    await p.close();
+    expect(p.size).toBe(0);
+  });
+
+  it('closes cleanly while warm() is still starting workers', async () => {
+    const p = new WorkerPool({ memoryLimitMb: 64 });
+    const warming = p.warm(2);
+    await p.close();
+    await warming;
+    expect(p.size).toBe(0);
+  });
+
   it('reports workers that cannot start as rank errors, after retrying', async () => {
     const p = new WorkerPool({ memoryLimitMb: 64, startupTimeoutMs: 1, startupAttempts: 2 });
     const r = await launch({ worldSize: 2, backend: 'workers', program: program('pool', 'exchange'), pool: p });

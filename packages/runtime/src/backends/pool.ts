@@ -47,6 +47,8 @@ export class RankWorker {
 export class WorkerPool {
   readonly memoryLimitMb: number;
   private readonly idle: RankWorker[] = [];
+  // Starts begun by warm() that no launch has claimed yet, oldest first.
+  private readonly starting: Promise<RankWorker>[] = [];
   private readonly all = new Set<RankWorker>();
   private closed = false;
 
@@ -59,21 +61,47 @@ export class WorkerPool {
     return this.all.size;
   }
 
-  /** Starts workers until at least `n` are idle, so that the next launch of `n` ranks starts at once. */
+  /**
+   * Starts workers until `n` are idle or starting, so that launches of up to
+   * `n` ranks find them ready; resolves when all are up. A launch need not
+   * wait for that: it takes workers still starting here as they come up.
+   */
   async warm(n: number): Promise<void> {
-    const missing = Math.max(0, n - this.idle.length);
-    const started = await Promise.all(Array.from({ length: missing }, () => this.start()));
-    for (const w of started) this.park(w);
+    const missing = Math.max(0, n - this.idle.length - this.starting.length);
+    const started = Array.from({ length: missing }, () => {
+      const p = this.start();
+      this.starting.push(p);
+      p.then(
+        (w) => {
+          // Unless a launch claimed it meanwhile, it waits in the pool (or goes, if the pool closed).
+          if (this.unclaim(p)) {
+            if (this.closed) void this.discard(w);
+            else this.park(w);
+          }
+        },
+        () => void this.unclaim(p),
+      );
+      return p;
+    });
+    await Promise.all(started);
   }
 
-  /** @internal Lends `n` ready workers (starting what is missing). */
+  /** @internal Lends `n` ready workers: idle ones, then ones warm() is starting, then new ones. */
   async acquire(n: number): Promise<RankWorker[]> {
     if (this.closed) throw new WorkerStartError('the worker pool is closed');
     const taken = this.idle.splice(0, n);
-    const fresh = await Promise.all(Array.from({ length: n - taken.length }, () => this.start()));
-    const out = [...taken, ...fresh];
+    const claimed = this.starting.splice(0, n - taken.length);
+    const fresh = Array.from({ length: n - taken.length - claimed.length }, () => this.start());
+    const out = [...taken, ...(await Promise.all([...claimed, ...fresh]))];
     for (const w of out) w.worker.ref();
     return out;
+  }
+
+  /** Removes `p` from the starts no launch has claimed; false if a launch had claimed it. */
+  private unclaim(p: Promise<RankWorker>): boolean {
+    const i = this.starting.indexOf(p);
+    if (i >= 0) this.starting.splice(i, 1);
+    return i >= 0;
   }
 
   /** @internal Takes a worker back: to the pool if `reusable`, else it is terminated. */
@@ -88,6 +116,7 @@ export class WorkerPool {
   /** Terminates every worker. */
   async close(): Promise<void> {
     this.closed = true;
+    await Promise.allSettled([...this.starting]); // each is discarded as it comes up
     await Promise.all([...this.all].map((w) => this.discard(w)));
   }
 

@@ -7,16 +7,15 @@
 // when writing is denied; the entry's write itself already fails quietly in
 // tsx, so a miss is simply compiled again next time.
 //
-// tsx compiles in the thread that runs module hooks, not in the thread that
-// imports. So, imported in any thread before tsx registers (the grader passes
-// it with --import; every rank worker imports it in worker-boot.mjs), this
-// module registers itself as a hooks module too, to run there as well. It
-// changes nothing in a process that may write the folder, or that runs
-// without the model.
+// Import it in a thread before tsx registers there: the grader passes it with
+// --import, every rank worker imports it in worker-boot.mjs. It changes
+// nothing in a process that may write the folder, or that runs without the
+// model.
 import fs from 'node:fs';
 import { register } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 
 const user = process.geteuid ? process.geteuid() : os.userInfo().username;
 const cacheDir = path.join(os.tmpdir(), `tsx-${user}`);
@@ -27,6 +26,8 @@ if (process.permission && !process.permission.has('fs.write', cacheDir)) {
     if (path.resolve(String(target)) === cacheDir) return undefined;
     return mkdirSync.call(this, target, options);
   };
-  // In the hooks thread this module is loaded as tsx-cache.mjs?hooks and has nothing more to do.
-  if (!import.meta.url.endsWith('?hooks')) register(`${import.meta.url}?hooks`);
+  // The main thread's ES-module loader compiles in a hooks thread: run there too (as
+  // tsx-cache.mjs?hooks, which then has nothing more to do). Rank workers compile in their
+  // own thread (worker-boot.mjs) and need no hooks thread.
+  if (isMainThread && !import.meta.url.endsWith('?hooks')) register(`${import.meta.url}?hooks`);
 }

@@ -5,13 +5,14 @@
  * runs it, and reports how it ended.
  */
 import { parentPort } from 'node:worker_threads';
-import { pathToFileURL } from 'node:url';
+import { createRequire } from 'node:module';
 import { Comm, type Transport } from '../comm.ts';
 import { decodeError, decodeValue, encodeError, encodeValue } from '../wire.ts';
 import { endMarker, type FromRank, type ToRank, type WorkerInit } from './protocol.ts';
 
 // Imported outside a worker (the grader does, to compile it ahead), this module does nothing.
 const port = parentPort;
+const requireModule = createRequire(import.meta.url);
 let current: { launch: number; comm: Comm } | null = null;
 
 port?.on('message', (m: ToRank) => {
@@ -72,7 +73,8 @@ function run(launch: number, init: WorkerInit): void {
 }
 
 async function main(init: WorkerInit, comm: Comm): Promise<unknown> {
-  const mod = (await import(pathToFileURL(init.module).href)) as Record<string, unknown>;
+  // Through the require hook that loaded this module (see worker-boot.mjs), as CommonJS.
+  const mod = requireModule(init.module) as Record<string, unknown>;
   const fn = mod[init.exportName];
   if (typeof fn !== 'function') {
     const names = Object.keys(mod).filter((k) => typeof mod[k] === 'function');
