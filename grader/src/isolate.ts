@@ -12,7 +12,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import type { ChildMessage, CheckResult, GradingJob } from './results.ts';
 import { GRADER_DIR, ROOT, WORK_DIR } from './paths.ts';
 import { ownedName } from './leftovers.ts';
-import { writeAtomic } from './rubric.ts';
+import { writeAtomic } from './atomic.ts';
 import { COMPILE_CACHE_DIR, ensureCompileCache } from './compile-cache.ts';
 
 // Plain JavaScript that loads child.ts (the grading process) through tsx.

@@ -3,10 +3,8 @@
  * (draft 2020-12), and the checks that a schema cannot express.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject } from 'ajv';
-import { SCHEMA_DIR } from './paths.ts';
+import { schemaValidator, type Validator } from './validators.ts';
 
 /** One check of an exercise as the manifest declares it. */
 export interface ManifestCheck {
@@ -45,15 +43,8 @@ export class ManifestError extends Error {
   }
 }
 
-let validateFn: ReturnType<Ajv2020['compile']> | undefined;
-
-function validator() {
-  if (!validateFn) {
-    const ajv = new Ajv2020({ allErrors: true, strict: true });
-    const schema = JSON.parse(readFileSync(join(SCHEMA_DIR, 'exercise.schema.json'), 'utf8'));
-    validateFn = ajv.compile(schema);
-  }
-  return validateFn;
+function validator(): Validator {
+  return schemaValidator('exercise.schema.json');
 }
 
 /** Turns ajv's errors into lines a course author can act on. */

@@ -4,15 +4,14 @@
  * and written atomically (a temporary file, then a rename), so a reader never
  * sees half a rubric.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import type { Divergence } from './check-api.ts';
 import type { CheckStatus } from './results.ts';
 import type { CommSummary } from './context.ts';
-import { SCHEMA_DIR } from './paths.ts';
 import { describeAjvErrors } from './manifest.ts';
+import { writeAtomic } from './atomic.ts';
+import { schemaValidator, type Validator } from './validators.ts';
+
+export { writeAtomic };
 
 /** The note of a rubric graded without hidden checks (a student export); reports say it their own way. */
 export const NO_HIDDEN_CHECKS_NOTE = 'hidden checks are not present: public checks only';
@@ -58,41 +57,18 @@ export class RubricSchemaError extends Error {
   override name = 'RubricSchemaError';
 }
 
-// ajv-formats is CommonJS; its default export arrives wrapped under native ESM.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => void;
-let validateFn: ReturnType<Ajv2020['compile']> | undefined;
-
 /**
- * Compiles the rubric schema's validator now rather than at the first
- * `validateRubric` (about 40 ms): the grader does it while a grading
- * process starts.
+ * Gets the rubric schema's validator ready now rather than at the first
+ * `validateRubric`: the grader does it while a grading process starts.
  */
-export function prepareRubricValidator(): ReturnType<Ajv2020['compile']> {
-  if (!validateFn) {
-    const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
-    addFormats(ajv);
-    validateFn = ajv.compile(JSON.parse(readFileSync(join(SCHEMA_DIR, 'rubric.schema.json'), 'utf8')));
-  }
-  return validateFn;
+export function prepareRubricValidator(): Validator {
+  return schemaValidator('rubric.schema.json', { formats: true });
 }
 
 /** Throws RubricSchemaError unless `r` matches the rubric schema. */
 export function validateRubric(r: unknown): asserts r is Rubric {
   const validateFn = prepareRubricValidator();
   if (!validateFn(r)) throw new RubricSchemaError(`BUG: the rubric does not match grader/schema/rubric.schema.json:\n${describeAjvErrors(validateFn.errors).join('\n')}`);
-}
-
-/** Writes `text` to `file` atomically: a temporary file in the same folder, then a rename. */
-export function writeAtomic(file: string, text: string): void {
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.tmp-${process.pid}-${Date.now()}`;
-  try {
-    writeFileSync(tmp, text);
-    renameSync(tmp, file);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
 }
 
 /** Validates `rubric` and writes it to `file` atomically. */

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RubricSchemaError, toGradescope, validateRubric, writeRubric, type Rubric } from '../src/rubric.ts';
+import { schemaValidator } from '../src/validators.ts';
 
 function sample(): Rubric {
   return {
@@ -81,5 +82,25 @@ describe('Gradescope format', () => {
       ['passed', 'visible', 1],
       ['failed', 'after_published', 2],
     ]);
+  });
+});
+
+describe('the schema validators kept as code', () => {
+  it('accept and refuse the same rubrics whether compiled or loaded from their code', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dtlab-validators-'));
+    const compiled = schemaValidator('rubric.schema.json', { formats: true, codeDir: dir });
+    expect(readdirSync(dir)).toHaveLength(1); // the code it kept
+    const loaded = schemaValidator('rubric.schema.json', { formats: true, codeDir: dir });
+    const cases: [string, unknown, boolean][] = [
+      ['a valid rubric', sample(), true],
+      ['a date that is not a date-time', { ...sample(), startedAt: 'yesterday' }, false],
+      ['a score that is not a number', { ...sample(), score: 'three' }, false],
+      ['an unknown field', { ...sample(), extra: 1 }, false],
+    ];
+    for (const [what, data, ok] of cases) {
+      expect(compiled(data), `compiled: ${what}`).toBe(ok);
+      expect(loaded(data), `loaded: ${what}`).toBe(ok);
+      if (!ok) expect(loaded.errors?.map((e) => e.keyword)).toEqual(compiled.errors?.map((e) => e.keyword));
+    }
   });
 });
