@@ -8,8 +8,9 @@
  * thread, about 0.4 s of each grading.
  *
  * Here a trusted process, never a grading, fills a cache folder kept for
- * gradings alone (`.grading/compiled/`): it imports every course module
- * once. Gradings get that folder as their TMPDIR (tsx puts its cache there)
+ * gradings alone (`.grading/compiled/`): it loads every course module once
+ * in each form a grading loads it (compile-cache-fill.ts). Gradings get that
+ * folder as their TMPDIR (tsx puts its cache there)
  * and may only read it, so a submission cannot plant code in it for a later
  * grading. Submission files are not in it and are compiled as before.
  *
