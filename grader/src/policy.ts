@@ -23,7 +23,7 @@ export interface PolicyViolation {
   file: string;
   line: number;
   column: number;
-  rule: 'import' | 'dynamic-code' | 'host-access' | 'patching' | 'syntax';
+  rule: 'import' | 'dynamic-code' | 'host-access' | 'patching' | 'top-level-await' | 'syntax';
   message: string;
 }
 
@@ -138,8 +138,18 @@ export function checkSource(code: string, file: string, srcDir: string, absFile:
     return false;
   };
 
+  // Functions the walk is inside: an await outside every function is a top-level await.
+  let functionDepth = 0;
+  const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression', 'ObjectMethod', 'ClassMethod', 'ClassPrivateMethod']);
+
   const visit = (n: Node, parent: Node | null, key: string) => {
     switch (n.type) {
+      case 'AwaitExpression':
+      case 'ForOfStatement':
+        if (functionDepth === 0 && (n.type === 'AwaitExpression' || n.await)) {
+          at(n, 'top-level-await', "top-level 'await' is not allowed: the grader loads submissions as CommonJS modules, which cannot wait; await inside your exported function instead");
+        }
+        break;
       case 'ImportDeclaration': {
         const typeOnly = n.importKind === 'type';
         checkSourceSpec(n, (n.source as Node).value as string, typeOnly);
@@ -198,12 +208,15 @@ export function checkSource(code: string, file: string, srcDir: string, absFile:
         break;
       }
     }
+    const isFunction = FUNCTIONS.has(n.type);
+    if (isFunction) functionDepth++;
     for (const [k, v] of Object.entries(n)) {
       if (k === 'loc' || k === 'start' || k === 'end' || k === 'extra' || k === 'leadingComments' || k === 'trailingComments' || k === 'innerComments') continue;
       if (Array.isArray(v)) {
         for (const c of v) if (c && typeof c === 'object' && typeof (c as Node).type === 'string') visit(c as Node, n, k);
       } else if (v && typeof v === 'object' && typeof (v as Node).type === 'string') visit(v as Node, n, k);
     }
+    if (isFunction) functionDepth--;
   };
   // Collect import bindings first so that patching checks know them wherever they appear.
   for (const s of (ast.program as Node).body as Node[]) {

@@ -78,6 +78,22 @@ describe('patching', () => {
   });
 });
 
+describe('top-level await', () => {
+  it('refuses await and for await outside every function, saying why and what to do', () => {
+    expect(rules(`const x = await Promise.resolve(1);`)).toEqual(['top-level-await']);
+    expect(rules(`for await (const x of []) {}`)).toEqual(['top-level-await']);
+    expect(violations(`await 0;`)[0]!.message).toMatch(/loads submissions as CommonJS .* await inside your exported function/);
+  });
+  it('allows await inside functions, methods and arrows, however nested', () => {
+    const code = `export async function f() { await 1; for await (const x of []) {} }
+const g = async () => { await 2; };
+class C { async m() { await 3; } }
+const o = { async m() { await 4; }, n: async function () { await 5; } };
+export async function h() { const k = async () => await 6; return [await k()]; }`;
+    expect(violations(code)).toEqual([]);
+  });
+});
+
 describe('reports', () => {
   it('gives file, line and column for each violation', () => {
     const v = violations(`const a = 1;\n  process.exit(1);`);
