@@ -102,11 +102,9 @@ const pct = (x: number) => `${fmt(x * 100, 0)}%`;
 console.log(`runtime bench · ${new Date().toISOString().slice(0, 10)} · node ${process.version} · ${os.cpus()[0]?.model ?? 'cpu'} × ${os.availableParallelism()} · load ${os.loadavg()[0]!.toFixed(1)} · ${quick ? 'quick' : 'full'}`);
 console.log('two ranks on the workers backend; times measured inside rank 0\n');
 
-let failed = false;
-const verdict = (ok: boolean, target: string) => {
-  if (!ok) failed = true;
-  return `${target}: ${ok ? 'met' : 'MISSED'}`;
-};
+// A missed target is a finding, printed in the table; like the other benchmarks, this one
+// exits non-zero only when a measurement itself failed (a ping-pong that did not complete).
+const verdict = (ok: boolean, target: string) => `${target}: ${ok ? 'met' : 'MISSED'}`;
 
 console.log('round-trip latency (rank 0 -> 1 -> 0), beside bare postMessage over the same four hops');
 console.log(`  ${pad('size', 8)} ${pad('median', 12)} ${pad('p10 .. p90', 20)} ${pad('bare', 10)} ${pad('ratio', 7)} target`);
@@ -136,4 +134,3 @@ recv into: into a preallocated tensor; the send copies into a buffer recycled fr
   recv into, so each message is two copies in memory already mapped.
 recv new: a new tensor each time; each send copies into fresh memory (page faults).
 fresh copy: Float32Array.prototype.slice (a copy into a new buffer), timed in the launching thread.`);
-process.exitCode = failed ? 1 : 0;
