@@ -1,3 +1,4 @@
+/** Rank program modules that cannot run: a missing export, a top-level await. */
 import { describe, expect, it } from 'vitest';
 import { launch, LaunchSpecError } from '../src/index.ts';
 import { program } from './support.ts';
@@ -20,6 +21,17 @@ describe('a program module without the named export', () => {
       expect(o.status).toBe('error');
       expect(o.error).toBeInstanceOf(TypeError);
       expect(o.error!.message).toBe(`${ref.module} has no exported function 'mian'; its exported functions are: bumpCounter`);
+    }
+  });
+});
+
+describe('a program module with a top-level await', () => {
+  it('fails every worker rank with an error that says why and what to do', async () => {
+    const ref = program('top-level-await', 'main');
+    const r = await launch({ worldSize: 2, backend: 'workers', program: ref, output: 'ignore' });
+    for (const o of r.ranks) {
+      expect(o.status).toBe('error');
+      expect(o.error!.message).toBe(`${ref.module} (or a module it imports) uses top-level await, which a rank program cannot: the workers backend loads modules as CommonJS. Move the await into the exported function.`);
     }
   });
 });

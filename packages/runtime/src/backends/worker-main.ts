@@ -74,7 +74,16 @@ function run(launch: number, init: WorkerInit): void {
 
 async function main(init: WorkerInit, comm: Comm): Promise<unknown> {
   // Through the require hook that loaded this module (see worker-boot.mjs), as CommonJS.
-  const mod = requireModule(init.module) as Record<string, unknown>;
+  let mod: Record<string, unknown>;
+  try {
+    mod = requireModule(init.module) as Record<string, unknown>;
+  } catch (e) {
+    // esbuild's own words ("not supported with the cjs output format") do not say what to do.
+    if (/top-level await/i.test(String((e as Error)?.message))) {
+      throw new SyntaxError(`${init.module} (or a module it imports) uses top-level await, which a rank program cannot: the workers backend loads modules as CommonJS. Move the await into the exported function.`);
+    }
+    throw e;
+  }
   const fn = mod[init.exportName];
   if (typeof fn !== 'function') {
     const names = Object.keys(mod).filter((k) => typeof mod[k] === 'function');
