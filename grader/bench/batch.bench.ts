@@ -104,7 +104,7 @@ for (const r of rows.filter((x) => x.jobs !== 1)) {
 }
 if (one?.own != null) {
   console.log(
-    `\nwith one job the gradings kept ${one.own.toFixed(2)} cores busy on average (each starts a Node process and up to 8 rank worker threads, which run in parallel; and the submission's type check runs beside them): a second job can add at most ${(cores - one.own).toFixed(2)} cores, a ceiling of about ${(cores / one.own).toFixed(2)}x.`,
+    `\nwith one job the gradings kept ${one.own.toFixed(2)} cores busy on average (each starts a Node process and up to 8 rank worker threads, which run in parallel, with the submission's type check beside them): a second job can add at most ${(cores - one.own).toFixed(2)} cores, a ceiling of about ${(cores / one.own).toFixed(2)}x.`,
   );
   const others = (one.machine ?? one.own) - one.own;
   if (others > 0.2) console.log(`other processes kept ${others.toFixed(2)} cores busy during the --jobs 1 run: the machine was not idle, and the figures are pessimistic.`);
