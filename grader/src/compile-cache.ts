@@ -91,6 +91,8 @@ export function ensureCompileCache(): void {
     const want = fingerprint(courseModules());
     if (isCurrent(want)) return;
     mkdirSync(COMPILE_CACHE_DIR, { recursive: true });
+    // A pause of a second or two that would otherwise go unexplained.
+    if (process.stderr.isTTY) process.stderr.write('grader: compiling the course code for gradings (once after a change)...\n');
     const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: COMPILE_CACHE_DIR, NODE_OPTIONS: '' };
     delete env.TSX_DISABLE_CACHE;
     const r = spawnSync(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, FILL], { cwd: ROOT, env, stdio: 'ignore', timeout: 120_000 });
