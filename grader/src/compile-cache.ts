@@ -20,7 +20,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { filesUnder } from './files.ts';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { GRADER_DIR, HIDDEN_CHECKS_DIR, PUBLIC_CHECKS_DIR, ROOT, WORK_DIR } from './paths.ts';
@@ -35,16 +36,15 @@ const FILL = fileURLToPath(new URL('./compile-cache-fill.ts', import.meta.url));
 // tsx names cache entries by the day-ish period (1e8 ms) they were written in.
 const PERIOD_MS = 1e8;
 
-function tsFiles(dir: string, recurse: boolean): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { withFileTypes: true })
-    .sort((a, b) => a.name.localeCompare(b.name))
-    .flatMap((e) => {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) return recurse && e.name !== 'cli' && e.name !== 'node_modules' ? tsFiles(p, true) : [];
-      return e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') && !e.name.endsWith('.test.ts') ? [p] : [];
-    });
+/** The TypeScript modules under `dir`, absolute (not declarations or tests); `skipDir` as in filesUnder. */
+function modulesUnder(dir: string, skipDir: (rel: string) => boolean): string[] {
+  return filesUnder(dir, skipDir)
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts') && !f.endsWith('.test.ts'))
+    .map((f) => join(dir, f));
 }
+
+// Command lines run when imported; node_modules is not course code.
+const notCourseCode = (rel: string) => ['cli', 'node_modules'].includes(basename(rel));
 
 /**
  * The course modules a grading loads: every package's sources, the grader's
@@ -55,10 +55,10 @@ export function courseModules(): string[] {
   const packages = join(ROOT, 'packages');
   const pkgs = existsSync(packages) ? readdirSync(packages).sort() : [];
   return [
-    ...pkgs.flatMap((p) => tsFiles(join(packages, p, 'src'), true)),
-    ...tsFiles(join(GRADER_DIR, 'src'), false),
-    ...tsFiles(PUBLIC_CHECKS_DIR, true),
-    ...tsFiles(HIDDEN_CHECKS_DIR, true),
+    ...pkgs.flatMap((p) => modulesUnder(join(packages, p, 'src'), notCourseCode)),
+    ...modulesUnder(join(GRADER_DIR, 'src'), () => true), // its top folder only
+    ...modulesUnder(PUBLIC_CHECKS_DIR, notCourseCode),
+    ...modulesUnder(HIDDEN_CHECKS_DIR, notCourseCode),
   ];
 }
 

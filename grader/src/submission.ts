@@ -4,9 +4,10 @@
  * and fingerprints what it copied.
  */
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { WORK_DIR } from './paths.ts';
+import { filesUnder } from './files.ts';
 import { ownedName } from './leftovers.ts';
 
 /** A private copy of a submission's `src/`, and its fingerprint. */
@@ -24,22 +25,10 @@ export class SubmissionError extends Error {
   override name = 'SubmissionError';
 }
 
-/** Every regular file under `dir`, as sorted relative paths with '/' separators. */
-function allFiles(dir: string, rel = ''): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(join(dir, rel)).sort()) {
-    const r = rel ? `${rel}/${name}` : name;
-    const st = lstatSync(join(dir, r));
-    if (st.isDirectory()) out.push(...allFiles(dir, r));
-    else if (st.isFile()) out.push(r);
-  }
-  return out;
-}
-
 /** SHA-256 fingerprint of every file under `dir` (names and contents, in sorted order). */
 export function hashTree(dir: string): string {
   const h = createHash('sha256');
-  if (existsSync(dir)) for (const f of allFiles(dir)) h.update(f).update('\0').update(readFileSync(join(dir, f))).update('\0');
+  for (const f of filesUnder(dir)) h.update(f).update('\0').update(readFileSync(join(dir, f))).update('\0');
   return h.digest('hex');
 }
 

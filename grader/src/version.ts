@@ -6,9 +6,10 @@
  * version, so a batch rerun regrades; a change to the authoring kit or the
  * command lines does not.
  */
-import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { join, sep } from 'node:path';
+import { join } from 'node:path';
+import { filesUnder } from './files.ts';
 import { GRADER_DIR, ROOT } from './paths.ts';
 
 // Grader code that decides no verdict: the authoring kit and the command lines.
@@ -16,14 +17,9 @@ const NOT_VERDICTS = ['kit', 'cli'];
 
 let cached: string | undefined;
 
-function files(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .sort()
-    .flatMap((n) => {
-      const p = join(dir, n);
-      return statSync(p).isDirectory() ? files(p) : [p];
-    });
+/** Absolute paths of the files under `dir` (see filesUnder). */
+function files(dir: string, skipDir?: (rel: string) => boolean): string[] {
+  return filesUnder(dir, skipDir).map((f) => join(dir, f));
 }
 
 /** `0.1.0+<12 hex digits>`. */
@@ -31,7 +27,7 @@ export function graderVersion(): string {
   if (cached) return cached;
   const pkg = JSON.parse(readFileSync(join(GRADER_DIR, 'package.json'), 'utf8')) as { version: string };
   const h = createHash('sha256');
-  const grader = ['src', 'checks', 'hidden', 'schema'].flatMap((d) => files(join(GRADER_DIR, d))).filter((f) => !NOT_VERDICTS.some((d) => f.startsWith(join(GRADER_DIR, 'src', d) + sep)));
+  const grader = [files(join(GRADER_DIR, 'src'), (rel) => NOT_VERDICTS.includes(rel)), ...['checks', 'hidden', 'schema'].map((d) => files(join(GRADER_DIR, d)))].flat();
   const packagesDir = join(ROOT, 'packages');
   const packages = existsSync(packagesDir) ? readdirSync(packagesDir).sort().flatMap((p) => files(join(packagesDir, p, 'src'))) : [];
   for (const f of [...grader, ...packages]) h.update(f.slice(ROOT.length)).update(readFileSync(f));
