@@ -2,7 +2,7 @@
  * The check engine: loads check modules and runs one check, turning whatever
  * happens (pass, failure, timeout, a bug in the check) into a CheckResult.
  */
-import { pathToFileURL } from 'node:url';
+import { importModule } from './program.ts';
 import type { WorkerPool } from '@dtlab/runtime';
 import { CheckFailure, CheckTimeout, type CheckModule, type SharedRuns } from './check-api.ts';
 import { Context } from './context.ts';
@@ -12,8 +12,7 @@ import type { CheckResult, GradingJob } from './results.ts';
 /** Imports a check module; null for a missing one (hidden checks in a student copy). */
 export async function loadCheckModule(path: string | null): Promise<CheckModule | null> {
   if (!path) return null;
-  // The grading process loads everything as CommonJS (see child-boot.mjs); a test or a bench, as ES modules.
-  const mod = (typeof require === 'function' ? require(path) : await import(pathToFileURL(path).href)) as Partial<CheckModule>;
+  const mod = (await importModule(path)) as Partial<CheckModule>;
   if (!mod.checks || typeof mod.checks !== 'object') throw new Error(`BUG: check module ${path} does not export 'checks'`);
   return mod as CheckModule;
 }

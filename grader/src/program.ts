@@ -11,14 +11,21 @@ export function programPath(metaUrl: string, relative: string): string {
 }
 
 /**
+ * Loads the module at `file` the way this module itself was loaded. Rank
+ * workers and the grading process load everything as CommonJS, through
+ * tsx's require hook (the runtime's worker-boot.mjs, child-boot.mjs);
+ * elsewhere (the inline backend, tests, benchmarks) modules are ES modules.
+ */
+export async function importModule(file: string): Promise<Record<string, unknown>> {
+  return (typeof require === 'function' ? require(file) : await import(pathToFileURL(file).href)) as Record<string, unknown>;
+}
+
+/**
  * Imports the submission's `file` and returns its export `name`, which must
  * be a function (or a class). The error names the file and what it exports.
  */
 export async function loadExport<T = (...args: any[]) => any>(file: string, name: string): Promise<T> {
-  // In a rank worker this module was loaded as CommonJS, through tsx's require hook (see the
-  // runtime's worker-boot.mjs), and so is the submission; elsewhere (the inline backend, tests)
-  // both are ES modules.
-  const mod = (typeof require === 'function' ? require(file) : await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  const mod = await importModule(file);
   const fn = mod[name];
   if (typeof fn !== 'function') {
     const exported = Object.keys(mod).join(', ') || 'nothing';
