@@ -87,6 +87,9 @@ export class Context implements CheckContext {
       memoryLimitMb: this.manifest.memoryLimitMb ?? 256,
       output: 'capture',
       outputLimitBytes: RANK_OUTPUT_LIMIT,
+      // No polling for messages: it shortens a small round trip but spends CPU time that a batch
+      // grading in parallel needs (measured: 10% fewer gradings per minute with 2 jobs, none faster alone).
+      pollUs: 0,
       seed: this.seed,
       ...(this.pool ? { pool: this.pool } : {}),
     });

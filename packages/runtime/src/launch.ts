@@ -39,6 +39,7 @@ function validate(spec: LaunchSpec): void {
     // setTimeout fires at once for delays beyond 2^31 - 1 ms, so those are refused too.
     check(v === undefined || (typeof v === 'number' && v > 0 && v <= MAX_TIMER_MS), `${key} must be a positive number up to ${MAX_TIMER_MS}, got ${show(v)}`);
   }
+  check(spec.pollUs === undefined || (typeof spec.pollUs === 'number' && spec.pollUs >= 0 && spec.pollUs <= 1000), `pollUs must be a number of microseconds from 0 (no polling) to 1000, got ${show(spec.pollUs)}`);
   check(spec.seed === undefined || Number.isInteger(spec.seed), `seed must be an integer, got ${show(spec.seed)}`);
   check(spec.output === undefined || ['prefix', 'inherit', 'capture', 'ignore'].includes(spec.output), `output must be 'prefix', 'inherit', 'capture' or 'ignore', got ${JSON.stringify(spec.output)}`);
   if (spec.cost) check(spec.cost.alphaUs >= 0 && spec.cost.bytesPerUs > 0, `cost needs alphaUs >= 0 and bytesPerUs > 0, got ${JSON.stringify(spec.cost)}`);

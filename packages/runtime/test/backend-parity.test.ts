@@ -12,11 +12,13 @@ describe('the inline and workers backends', () => {
   it('give the same values, the same trace events (ignoring seq) and the same stats for one program', async () => {
     const spec = { worldSize: 4, program: program('exchange', 'mixed'), output: 'ignore' } as const;
     const inline = await launch({ ...spec, backend: 'inline' });
-    const workers = await launch({ ...spec, backend: 'workers' });
-
     expect(inline.ok).toBe(true);
-    expect(workers.ranks).toEqual(inline.ranks);
-    expect(multiset(workers.trace)).toEqual(multiset(inline.trace));
-    expect(workers.stats).toEqual(inline.stats);
+    // With and without the launching thread polling for messages (pollUs), which changes the timing only.
+    for (const pollUs of [0, 1000]) {
+      const workers = await launch({ ...spec, backend: 'workers', pollUs });
+      expect(workers.ranks).toEqual(inline.ranks);
+      expect(multiset(workers.trace)).toEqual(multiset(inline.trace));
+      expect(workers.stats).toEqual(inline.stats);
+    }
   });
 });

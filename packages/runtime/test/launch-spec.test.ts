@@ -15,6 +15,8 @@ const cases: [string, unknown, string][] = [
   ['a negative timeoutMs', { worldSize: 2, program: noop, timeoutMs: -1 }, 'timeoutMs must be a positive number up to 2147483647, got -1'],
   ['a zero commTimeoutMs', { worldSize: 2, program: noop, commTimeoutMs: 0 }, 'commTimeoutMs must be a positive number up to 2147483647, got 0'],
   ['a string memoryLimitMb', { worldSize: 2, program: noop, memoryLimitMb: '64' }, 'memoryLimitMb must be a positive number up to 2147483647, got "64"'],
+  ['pollUs in milliseconds by mistake', { worldSize: 2, program: noop, pollUs: 5000 }, 'pollUs must be a number of microseconds from 0 (no polling) to 1000, got 5000'],
+  ['a negative pollUs', { worldSize: 2, program: noop, pollUs: -1 }, 'pollUs must be a number of microseconds from 0 (no polling) to 1000, got -1'],
   ['an infinite timeoutMs (setTimeout would fire at once)', { worldSize: 2, program: noop, timeoutMs: Infinity }, 'timeoutMs must be a positive number up to 2147483647, got Infinity'],
   ['a fractional seed', { worldSize: 2, program: noop, seed: 0.5 }, 'seed must be an integer, got 0.5'],
   ['an unknown output mode', { worldSize: 2, program: noop, output: 'silent' }, `output must be 'prefix', 'inherit', 'capture' or 'ignore', got "silent"`],

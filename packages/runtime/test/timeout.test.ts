@@ -18,6 +18,16 @@ describe('timeoutMs', () => {
     expect(r.wallMs).toBeLessThan(timeoutMs + 15_000);
   });
 
+  it('stops a rank that floods the launching thread with messages, even when the launching thread polls for them', async () => {
+    // With polling on, the launching thread handles messages as long as they keep coming; it must
+    // still return to its event loop, or the timeout's timer would never fire and the launch would hang.
+    const r = await launch({ worldSize: 2, backend: 'workers', program: program('timeouts', 'flood'), timeoutMs: 1000, pollUs: 1000, output: 'ignore' });
+
+    expect(r.ranks.map((o) => o.status)).toEqual(['timeout', 'timeout']);
+    expect(r.ranks[0]!.error).toBeInstanceOf(RankTimeoutError);
+    expect(r.trace.length).toBeGreaterThan(0);
+  });
+
   it('stops an inline rank awaiting a promise that never resolves, and reports its peer waiting in recv with CommTimeoutError', async () => {
     // Inline ranks start at once, so rank 1 is surely waiting when time runs out (a worker might still be
     // starting). Inline cannot stop a synchronous infinite loop: such code must run on workers.

@@ -12,7 +12,7 @@
  * killed is terminated. Module state lives as long as the worker: a program
  * module is imported once per worker and stays loaded between launches.
  */
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { ToRank } from './protocol.ts';
 
 // The boot file is plain JavaScript: it registers tsx in the worker, then loads worker-main.ts.
@@ -33,13 +33,20 @@ export class WorkerStartError extends Error {
   override name = 'WorkerStartError';
 }
 
-/** One rank worker and its thread. */
+/**
+ * One rank worker and its thread. Launches talk to it over `port` (a
+ * MessagePort, not the worker's own channel), so the launching thread can
+ * also poll for its messages with receiveMessageOnPort.
+ */
 export class RankWorker {
-  constructor(readonly worker: Worker) {}
+  constructor(
+    readonly worker: Worker,
+    readonly port: MessagePort,
+  ) {}
 
   /** Sends a message to the worker. */
   post(m: ToRank, transfer: ArrayBuffer[] = []): void {
-    this.worker.postMessage(m, transfer);
+    this.port.postMessage(m, transfer);
   }
 }
 
@@ -93,7 +100,10 @@ export class WorkerPool {
     const claimed = this.starting.splice(0, n - taken.length);
     const fresh = Array.from({ length: n - taken.length - claimed.length }, () => this.start());
     const out = [...taken, ...(await Promise.all([...claimed, ...fresh]))];
-    for (const w of out) w.worker.ref();
+    for (const w of out) {
+      w.worker.ref();
+      w.port.ref();
+    }
     return out;
   }
 
@@ -123,6 +133,7 @@ export class WorkerPool {
   private park(w: RankWorker): void {
     // An idle worker must not keep the process alive.
     w.worker.unref();
+    w.port.unref();
     this.idle.push(w);
   }
 
@@ -130,6 +141,7 @@ export class WorkerPool {
     this.all.delete(w);
     const i = this.idle.indexOf(w);
     if (i >= 0) this.idle.splice(i, 1);
+    w.port.close();
     await w.worker.terminate();
   }
 
@@ -150,7 +162,10 @@ export class WorkerPool {
 
   private startOnce(): Promise<RankWorker> {
     const mb = this.memoryLimitMb;
+    const channel = new MessageChannel();
     const worker = new Worker(WORKER_BOOT, {
+      workerData: { port: channel.port2 },
+      transferList: [channel.port2],
       resourceLimits: { maxOldGenerationSizeMb: mb, maxYoungGenerationSizeMb: Math.min(64, Math.max(8, mb / 8)) },
       stdout: true,
       stderr: true,
@@ -164,6 +179,7 @@ export class WorkerPool {
       const fail = (why: string) => {
         clearTimeout(timer);
         worker.off('message', onMessage);
+        channel.port1.close();
         void worker.terminate();
         reject(new Error(why));
       };
@@ -174,7 +190,7 @@ export class WorkerPool {
         worker.off('message', onMessage);
         worker.off('error', onError);
         worker.off('exit', onExit);
-        resolve(new RankWorker(worker));
+        resolve(new RankWorker(worker, channel.port1));
       };
       const onError = (e: Error) => fail(`failed while starting: ${e.message}`);
       const onExit = (code: number) => fail(`exited with code ${code} while starting`);

@@ -27,6 +27,11 @@ export class Outcomes {
     return true;
   }
 
+  /** True when every rank has an outcome. */
+  get settled(): boolean {
+    return this.remaining === 0;
+  }
+
   /** True when the rank has an outcome. */
   has(rank: number): boolean {
     return this.ranks[rank] !== undefined;

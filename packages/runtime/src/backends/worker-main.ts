@@ -4,14 +4,15 @@
  * over the worker port, imports the program's module (once per worker),
  * runs it, and reports how it ended.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 import { Comm, type Transport } from '../comm.ts';
 import { decodeError, decodeValue, encodeError, encodeValue } from '../wire.ts';
 import { endMarker, type FromRank, type ToRank, type WorkerInit } from './protocol.ts';
 
 // Imported outside a worker (the grader does, to compile it ahead), this module does nothing.
-const port = parentPort;
+// Launches talk over the port the pool handed over (see RankWorker); 'ready' goes on the worker's own channel.
+const port = (workerData as { port?: MessagePort } | null)?.port ?? null;
 const requireModule = createRequire(import.meta.url);
 let current: { launch: number; comm: Comm } | null = null;
 
@@ -92,4 +93,4 @@ async function main(init: WorkerInit, comm: Comm): Promise<unknown> {
   return fn(comm, ...(decodeValue(init.args) as unknown[]));
 }
 
-port?.postMessage({ t: 'ready' } satisfies FromRank);
+parentPort?.postMessage({ t: 'ready' } satisfies FromRank);

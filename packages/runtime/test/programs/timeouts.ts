@@ -1,5 +1,6 @@
 /** Rank programs that never end, for the launch's timeouts. */
 import type { Comm } from '../../src/index.ts';
+import { tensor } from '@dtlab/tensor';
 
 /**
  * Rank 0 spins in a synchronous infinite loop; rank 1 awaits a promise that
@@ -31,4 +32,16 @@ export async function silentPeer(comm: Comm, sleepMs: number): Promise<string> {
   }
   await comm.recv(1);
   return 'received';
+}
+
+/**
+ * Rank 0 sends to rank 1 without end, never waiting for anything; rank 1
+ * never receives. The launching thread gets an endless stream of messages.
+ */
+export async function flood(comm: Comm): Promise<void> {
+  if (comm.rank === 0) {
+    const t = tensor([1]);
+    for (;;) await comm.send(1, t);
+  }
+  await new Promise(() => {});
 }
