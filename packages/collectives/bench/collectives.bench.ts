@@ -31,6 +31,14 @@ import { memcpyGBps, runGloo, type GlooResult } from './peers.ts';
 import type { RankRow, RankSpec } from './rank-program.ts';
 
 const RANK_PROGRAM = join(dirname(fileURLToPath(import.meta.url)), 'rank-program.ts');
+/**
+ * Untimed calls before the first row, when it is small (1 MiB or less). V8
+ * compiles the message path only after it has run a few hundred times, so
+ * without them the first rows would time unoptimized code: an 8 B all-reduce
+ * took 300 to 1300 µs after nccl-tests' 5 warm-up calls, and about 150 µs
+ * once warm.
+ */
+const JIT_WARMUP_CALLS = 1000;
 
 /** nccl-tests' bus-bandwidth factor: busbw = algbw · factor. */
 export function busFactor(op: BenchOp, n: number): number {
@@ -65,7 +73,8 @@ function plan(f: BenchFlags): Omit<Row, 'timeUs' | 'wrong' | 'memcpy'>[] {
 }
 
 async function runDtlab(f: BenchFlags, rows: ReturnType<typeof plan>): Promise<RankRow[][]> {
-  const spec: RankSpec = { op: f.op, redop: f.redop, algorithm: f.algorithm, dtype: f.dtype, check: f.check, rows };
+  const jitWarmup = rows.length > 0 && rows[0]!.bytes <= 2 ** 20 ? JIT_WARMUP_CALLS : 0;
+  const spec: RankSpec = { op: f.op, redop: f.redop, algorithm: f.algorithm, dtype: f.dtype, check: f.check, rows, jitWarmup };
   const largest = rows[rows.length - 1]!.bytes;
   const result = await launch({
     worldSize: f.ranks,
@@ -138,7 +147,7 @@ async function main(): Promise<void> {
   const cpus = os.cpus();
   console.log(`# dtlab collectives: ${f.op}, ${f.ranks} ranks on the 'workers' backend (one thread per rank)`);
   console.log(`# machine: ${cpus[0]?.model ?? 'unknown cpu'}, ${cpus.length} cores, node ${process.version}, ${os.platform()} ${os.arch()}; ${new Date().toISOString().slice(0, 10)}`);
-  console.log(`# -w ${f.warmup} -i ${f.iters} (fewer iterations at large sizes, at most ~1 GiB a row) -c ${f.check ? 1 : 0}`);
+  console.log(`# -w ${f.warmup} -i ${f.iters} (fewer iterations at large sizes, at most ~1 GiB a row) -c ${f.check ? 1 : 0}; first ${JIT_WARMUP_CALLS} untimed calls at the smallest size (up to 1 MiB) to warm up V8`);
   const planned = plan(f);
   // memcpy first, alone on the machine, before any rank thread exists.
   const memcpy = planned.map((r) => memcpyGBps(r.bytes));

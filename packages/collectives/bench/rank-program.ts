@@ -21,6 +21,8 @@ export interface RankSpec {
   check: boolean;
   /** One entry per row: element count of the full buffer, untimed and timed iterations. */
   rows: { count: number; warmup: number; iters: number }[];
+  /** Untimed calls at the first row's size before any row, so that V8 has compiled the message path (see JIT_WARMUP_CALLS). */
+  jitWarmup: number;
 }
 
 /** One rank's measurement of one row. */
@@ -116,6 +118,10 @@ function setUp(comm: Comm, spec: RankSpec, count: number): { run: () => Promise<
  */
 export async function benchRank(comm: Comm, spec: RankSpec): Promise<RankRow[]> {
   const out: RankRow[] = [];
+  if (spec.rows.length > 0 && spec.jitWarmup > 0) {
+    const { run } = setUp(comm, spec, spec.rows[0]!.count);
+    for (let i = 0; i < spec.jitWarmup; i++) await run();
+  }
   for (const row of spec.rows) {
     const { run, wrong } = setUp(comm, spec, row.count);
     let bad = -1;

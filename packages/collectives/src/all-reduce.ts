@@ -6,7 +6,7 @@ import type { Tensor } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
 import { dense } from './dense.ts';
 import { checkOp, finish, itemSize, opName, type ReduceOp } from './reduce-op.ts';
-import { itemBounds, region } from './algorithms/common.ts';
+import { itemBounds } from './algorithms/common.ts';
 import { ringAllGather, ringReduceScatter } from './algorithms/ring.ts';
 import { treeBroadcast, treeReduce } from './algorithms/tree.ts';
 import { naiveAllReduce } from './algorithms/naive.ts';
@@ -38,8 +38,7 @@ export async function allReduce(comm: Comm, t: Tensor, opts: AllReduceOptions = 
   if (comm.worldSize > 1) {
     if (algorithm === 'ring') {
       const bounds = itemBounds(t.numel, comm.worldSize, itemSize(op));
-      const mine = await ringReduceScatter(comm, buf.data, bounds, op);
-      region(buf.data, bounds[comm.rank]!).set(mine);
+      const mine = await ringReduceScatter(comm, buf.data, bounds, op, true); // also writes our reduced chunk into buf.data
       await ringAllGather(comm, buf.data, bounds, mine); // sends `mine` on without another copy
     } else if (algorithm === 'tree') {
       await treeReduce(comm, buf.data, op, 0);

@@ -8,6 +8,7 @@
  */
 import type { TypedArray } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
+import { addAndStore, addInto } from './kernels.ts';
 
 /** A user-defined reduce operation, applied item by item in rank order. */
 export interface CustomReduceOp {
@@ -65,7 +66,7 @@ export function combineInto(op: ReduceOp, acc: TypedArray, incoming: TypedArray,
   switch (op) {
     case 'sum':
     case 'avg':
-      addInto(acc, incoming);
+      addInto(acc, incoming); // see kernels.ts
       return;
     case 'prod':
       for (let i = 0; i < n; i++) acc[i] *= incoming[i]!;
@@ -91,25 +92,25 @@ export function combineInto(op: ReduceOp, acc: TypedArray, incoming: TypedArray,
   }
 }
 
+// Elements per block of combineAndStore: two float32 blocks of 128 KiB fit in a core's L2 cache.
+const STORE_BLOCK = 32768;
+
 /**
- * `acc += x`. Sums are the common case (gradients), so this loop is unrolled:
- * V8 does not vectorize it, and eight independent adds per iteration instead
- * of one make it about 1.7x faster (8M float32 elements: 17 ms -> 10 ms).
+ * `acc = acc ∘ incoming`, then `incoming = acc`: the last reduce-scatter step
+ * of an in-place all-reduce, where the reduced chunk must end up both in the
+ * buffer sent on and in the caller's tensor. Done block by block, so that the
+ * copy reads a block the combine has just written, from cache: a copy
+ * afterwards would read the whole chunk again from memory (at 64 MiB on two
+ * ranks, 3 to 4 ms of a 22 ms all-reduce).
  */
-function addInto(acc: TypedArray, x: TypedArray): void {
-  const n = acc.length;
-  let i = 0;
-  for (; i + 8 <= n; i += 8) {
-    acc[i] += x[i]!;
-    acc[i + 1] += x[i + 1]!;
-    acc[i + 2] += x[i + 2]!;
-    acc[i + 3] += x[i + 3]!;
-    acc[i + 4] += x[i + 4]!;
-    acc[i + 5] += x[i + 5]!;
-    acc[i + 6] += x[i + 6]!;
-    acc[i + 7] += x[i + 7]!;
+export function combineAndStore(op: ReduceOp, acc: TypedArray, incoming: TypedArray, accIsLower = true): void {
+  if (op === 'sum' || op === 'avg') return addAndStore(acc, incoming); // see kernels.ts
+  for (let start = 0; start < acc.length; start += STORE_BLOCK) {
+    const end = Math.min(acc.length, start + STORE_BLOCK);
+    const block = acc.subarray(start, end);
+    combineInto(op, block, incoming.subarray(start, end), accIsLower);
+    incoming.set(block, start);
   }
-  for (; i < n; i++) acc[i] += x[i]!;
 }
 
 /** Final step after a full reduction: `avg` divides the sum by the number of ranks. */

@@ -14,7 +14,7 @@
  */
 import type { ChunkBound, TypedArray } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
-import { combineInto, type CustomReduceOp, type ReduceOp } from '../reduce-op.ts';
+import { combineAndStore, combineInto, type CustomReduceOp, type ReduceOp } from '../reduce-op.ts';
 import { COLLECTIVE_TAG, asTensor, mod, region } from './common.ts';
 import { keepBuffer, ownedCopy } from './message-buffers.ts';
 
@@ -33,19 +33,27 @@ async function ringStep(comm: Comm, out: TypedArray): Promise<TypedArray> {
 }
 
 /**
- * Ring reduce-scatter. `data` is only read. Resolves to a buffer this rank
- * owns holding chunk `rank` reduced over every rank.
+ * Ring reduce-scatter. Resolves to a buffer this rank owns holding chunk
+ * `rank` reduced over every rank. `data` is only read, unless `writeBack`:
+ * then chunk `rank` of `data` is also overwritten with the reduced chunk (as
+ * an in-place all-reduce needs), in the same pass as the last combine.
  */
-export async function ringReduceScatter(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[], op: ReduceOp): Promise<TypedArray> {
+export async function ringReduceScatter(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[], op: ReduceOp, writeBack = false): Promise<TypedArray> {
   const { rank: r, worldSize: n } = comm;
   if (n === 1) return ownedCopy(comm, region(data, bounds[r]!));
-  if (typeof op !== 'string') return ringReduceScatterOrdered(comm, data, bounds, op);
+  if (typeof op !== 'string') {
+    const mine = await ringReduceScatterOrdered(comm, data, bounds, op);
+    if (writeBack) region(data, bounds[r]!).set(mine);
+    return mine;
+  }
   // Step 0 sends our own chunk r-1; every later step sends on the partial
   // result just received, with our values combined in, in the same buffer.
   let out = ownedCopy(comm, region(data, bounds[mod(r - 1, n)]!));
   for (let s = 0; s < n - 1; s++) {
     const partial = await ringStep(comm, out);
-    combineInto(op, partial, region(data, bounds[mod(r - s - 2, n)]!));
+    const ours = region(data, bounds[mod(r - s - 2, n)]!); // chunk r at the last step
+    if (writeBack && s === n - 2) combineAndStore(op, partial, ours);
+    else combineInto(op, partial, ours);
     out = partial;
   }
   return out;
