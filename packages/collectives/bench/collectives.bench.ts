@@ -32,13 +32,14 @@ import type { RankRow, RankSpec } from './rank-program.ts';
 
 const RANK_PROGRAM = join(dirname(fileURLToPath(import.meta.url)), 'rank-program.ts');
 /**
- * Untimed calls before the first row, when it is small (1 MiB or less). V8
- * compiles the message path only after it has run a few hundred times, so
- * without them the first rows would time unoptimized code: an 8 B all-reduce
- * took 300 to 1300 µs after nccl-tests' 5 warm-up calls, and about 150 µs
- * once warm.
+ * Untimed calls before the first row, when it is small (1 MiB or less): up
+ * to this many, and no more than 256 MiB of buffer in all. V8 optimizes the
+ * message path only after it has run some thousands of times, so without
+ * them the first rows would time code not yet optimized (nccl-tests' 5
+ * warm-up calls are meant for GPU kernels, which need none of that). A
+ * 2-rank 8 B all-reduce takes about 130-150 µs (median) once warm.
  */
-const JIT_WARMUP_CALLS = 1000;
+const JIT_WARMUP_CALLS = 5000;
 
 /** nccl-tests' bus-bandwidth factor: busbw = algbw · factor. */
 export function busFactor(op: BenchOp, n: number): number {
@@ -73,7 +74,7 @@ function plan(f: BenchFlags): Omit<Row, 'timeUs' | 'wrong' | 'memcpy'>[] {
 }
 
 async function runDtlab(f: BenchFlags, rows: ReturnType<typeof plan>): Promise<RankRow[][]> {
-  const jitWarmup = rows.length > 0 && rows[0]!.bytes <= 2 ** 20 ? JIT_WARMUP_CALLS : 0;
+  const jitWarmup = rows.length > 0 && rows[0]!.bytes <= 2 ** 20 ? Math.min(JIT_WARMUP_CALLS, Math.floor(2 ** 28 / rows[0]!.bytes)) : 0;
   const spec: RankSpec = { op: f.op, redop: f.redop, algorithm: f.algorithm, dtype: f.dtype, check: f.check, rows, jitWarmup };
   const largest = rows[rows.length - 1]!.bytes;
   const result = await launch({
@@ -147,7 +148,7 @@ async function main(): Promise<void> {
   const cpus = os.cpus();
   console.log(`# dtlab collectives: ${f.op}, ${f.ranks} ranks on the 'workers' backend (one thread per rank)`);
   console.log(`# machine: ${cpus[0]?.model ?? 'unknown cpu'}, ${cpus.length} cores, node ${process.version}, ${os.platform()} ${os.arch()}; ${new Date().toISOString().slice(0, 10)}`);
-  console.log(`# -w ${f.warmup} -i ${f.iters} (fewer iterations at large sizes, at most ~1 GiB a row) -c ${f.check ? 1 : 0}; first ${JIT_WARMUP_CALLS} untimed calls at the smallest size (up to 1 MiB) to warm up V8`);
+  console.log(`# -w ${f.warmup} -i ${f.iters} (fewer iterations at large sizes, at most ~1 GiB a row) -c ${f.check ? 1 : 0}; up to ${JIT_WARMUP_CALLS} untimed calls at the smallest size first, to warm up V8`);
   const planned = plan(f);
   // memcpy first, alone on the machine, before any rank thread exists.
   const memcpy = planned.map((r) => memcpyGBps(r.bytes));
