@@ -196,8 +196,8 @@ export function addInto(acc: TypedArray, x: TypedArray): void {
   addIntoReference(acc, x, done);
 }
 
-// Elements per block when addAndStore runs the reference loop: two float32 blocks of 128 KiB fit in a core's L2 cache.
-const STORE_BLOCK = 32768;
+/** Elements per block when a combine and a store go block by block: two float32 blocks of 128 KiB fit in a core's L2 cache. */
+export const STORE_BLOCK = 32768;
 
 /** `acc[i] += x[i]`, then `x[i] = acc[i]`, for every i: both end up holding the sums. */
 export function addAndStore(acc: TypedArray, x: TypedArray): void {

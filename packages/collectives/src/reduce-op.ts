@@ -8,7 +8,7 @@
  */
 import type { TypedArray } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
-import { addAndStore, addInto } from './kernels.ts';
+import { STORE_BLOCK, addAndStore, addInto } from './kernels.ts';
 
 /** A user-defined reduce operation, applied item by item in rank order. */
 export interface CustomReduceOp {
@@ -91,9 +91,6 @@ export function combineInto(op: ReduceOp, acc: TypedArray, incoming: TypedArray,
     }
   }
 }
-
-// Elements per block of combineAndStore: two float32 blocks of 128 KiB fit in a core's L2 cache.
-const STORE_BLOCK = 32768;
 
 /**
  * `acc = acc ∘ incoming`, then `incoming = acc`: the last reduce-scatter step

@@ -7,9 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { Generator, tensor } from '@dtlab/tensor';
 import { allReduce, reduceScatter } from '../src/index.ts';
-import { MIN_FAST, addAndStore, addInto, addIntoReference, usesSimd } from '../src/kernels.ts';
+import { MIN_FAST, STORE_BLOCK, addAndStore, addInto, addIntoReference, usesSimd } from '../src/kernels.ts';
 import { runRanks } from './support/ranks.ts';
-import { DTYPES, allInputs, chunkOf, reduceReference, tolerance } from './support/reference.ts';
+import { BUILTIN_OPS, DTYPES, allInputs, chunkOf, reduceReference, tolerance } from './support/reference.ts';
 
 const F32_BLOCK = 16384; // elements of float32 per scratch block (64 KiB)
 
@@ -117,6 +117,24 @@ describe('collectives on buffers large enough for the fast path', () => {
         }
       });
     }
+
+    it(`allReduce with every built-in op, ${dtype}, 2 ranks, chunks of several store blocks (the last step combines and stores block by block)`, async () => {
+      const len = 2 * (2 * STORE_BLOCK + 11);
+      for (const op of BUILTIN_OPS) {
+        const inputs = allInputs(3, 2, len, dtype, op);
+        const want = reduceReference(op, inputs);
+        const { rtol, atol } = tolerance(dtype, op);
+        const { values: got } = await runRanks(2, async (comm) => {
+          const t = tensor(inputs[comm.rank]!, { dtype });
+          await allReduce(comm, t, { op });
+          return Array.from(t.data());
+        });
+        for (let r = 0; r < 2; r++) {
+          const bad = got[r]!.findIndex((v, i) => !(Math.abs(v - want[i]!) <= atol + rtol * Math.abs(want[i]!)));
+          expect(bad, `${op}: rank ${r}, index ${bad}: expected ${want[bad]}, got ${got[r]![bad]}`).toBe(-1);
+        }
+      }
+    });
 
     it(`reduceScatter sum, ${dtype}, 3 ranks, ${3 * F32_BLOCK + 5} elements: each rank's chunk matches the reference`, async () => {
       const n = 3;
