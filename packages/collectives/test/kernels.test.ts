@@ -1,8 +1,9 @@
 /**
  * The sum kernels' fast path (WebAssembly SIMD on scratch blocks) gives the
- * same values as the reference loop (-0 and NaN included), for every length around the vector and
- * block boundaries, for both dtypes, and for special values; and an
- * all-reduce large enough to take it matches the single-process reference.
+ * same values as the reference loop (-0 and NaN included), for every length
+ * around the vector and block boundaries, for both dtypes and for special
+ * values. Collectives large enough to take it, or to combine and store their
+ * last step over several blocks, match the single-process reference.
  */
 import { describe, expect, it } from 'vitest';
 import { Generator, tensor } from '@dtlab/tensor';
