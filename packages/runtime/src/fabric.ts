@@ -278,6 +278,18 @@ export class Fabric {
     this.changed();
   }
 
+  /** Ranks still running that are not waiting for a message or a barrier: those that need a core now. */
+  busyRanks(): number {
+    let busy = 0;
+    for (let r = 0; r < this.worldSize; r++) {
+      if (this.state[r] !== 'running') continue;
+      let waiting = false;
+      for (const req of this.requests[r]!.values()) if (req.waiting) waiting = true;
+      if (!waiting) busy++;
+    }
+    return busy;
+  }
+
   /** What `rank` is doing, for timeout reports. */
   describe(rank: number): { waiting: string | null; waitedMs: number } {
     const req = [...this.requests[rank]!.values()].find((r) => r.waiting);

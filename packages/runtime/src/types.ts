@@ -59,9 +59,10 @@ export interface LaunchSpec {
    * Workers backend: how long the launching thread keeps polling for the
    * ranks' next message after handling one before it sleeps, in µs. A reply
    * within this window costs no thread wake-up (about 30 µs each on a VM),
-   * at the price of up to that much CPU time after each burst of messages.
-   * 0 turns polling off: best when launches run in parallel on few cores
-   * (the grader does). At most 1000. Default 100.
+   * at the price of up to that much CPU time after each burst of messages;
+   * the thread polls this long only while a core is free and polling has
+   * paid lately. 0 turns polling off: best when launches run in parallel on
+   * few cores (the grader does). At most 1000. Default 100.
    */
   pollUs?: number;
   /** Seed available to every rank as `comm.seed`. Default 0. */

@@ -8,14 +8,17 @@
  *
  * Waking a sleeping thread costs about 30 µs on a virtual machine, and a
  * message from rank to rank wakes this thread and then the receiver. So after
- * handling a message this thread keeps polling the ranks' ports for
+ * handling a message this thread may keep polling the ranks' ports for
  * `pollUs` before it goes back to sleep: a message that comes within that
  * window costs no wake-up here, which takes a small round trip from four
- * wake-ups to two. Polling stops after POLL_SLICE_MS at a stretch, so that
- * timers and rank output are never held up for long.
+ * wake-ups to two. It does so only while a core is free for it (fewer ranks
+ * compute than there are cores) and while polling has paid lately (PollCost).
+ * Polling stops after POLL_SLICE_MS at a stretch, so that timers and rank
+ * output are never held up for long.
  * Workers come from a WorkerPool: the launch's own (fresh workers, closed
  * afterwards) or one the caller passes to reuse workers across launches.
  */
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { receiveMessageOnPort } from 'node:worker_threads';
 import { Fabric } from '../fabric.ts';
@@ -35,6 +38,41 @@ const WORKER_OVERHEAD_MB = 64;
 export const DEFAULT_POLL_US = 100;
 // The longest this thread polls without returning to its event loop.
 const POLL_SLICE_MS = 2;
+// How long it polls when it has no core to itself: a rank's messages right after a send come within this.
+const TRAILING_MS = 0.02;
+const CORES = availableParallelism();
+// A message that comes after this much quiet would, without polling, have found this thread asleep.
+const WAKE_GAP_MS = 0.01;
+// Polling pays while it spins at most this long per wake-up it saves (a wake-up costs about 30 µs).
+const SPIN_PER_SAVED_WAKE_MS = 0.08;
+
+/**
+ * Whether polling has paid lately: CPU time spent spinning per thread
+ * wake-up it saved, over the last few dozen polls (older ones fade out).
+ * A ping-pong saves a wake-up for every 40-50 µs of spinning; ranks that
+ * compute between small messages can cost 200 µs or more per saved wake-up,
+ * and the spinning then slows them down. When polling does not pay, one
+ * poll in PROBE_EVERY still runs in full, to notice when it pays again.
+ */
+export class PollCost {
+  private spentMs = 0;
+  private saved = 1; // start out polling
+  private sinceProbe = 0;
+  private static readonly FADE = 0.95;
+  private static readonly PROBE_EVERY = 16;
+
+  /** Whether the next poll should use its full window. */
+  worthIt(): boolean {
+    if (this.spentMs <= SPIN_PER_SAVED_WAKE_MS * this.saved) return true;
+    return ++this.sinceProbe % PollCost.PROBE_EVERY === 0;
+  }
+
+  /** One poll spun `spinMs` (handling messages excluded) and saved `saved` wake-ups. */
+  record(spinMs: number, saved: number): void {
+    this.spentMs = this.spentMs * PollCost.FADE + spinMs;
+    this.saved = this.saved * PollCost.FADE + saved;
+  }
+}
 
 type Spec = Required<Pick<LaunchSpec, 'worldSize' | 'timeoutMs' | 'seed' | 'memoryLimitMb'>> & LaunchSpec & { pool?: WorkerPool | undefined };
 
@@ -88,22 +126,35 @@ export async function runWorkers(spec: Spec, program: ProgramRef): Promise<Launc
 
   const handlers: ((m: FromRank) => void)[] = [];
   const pollMs = (spec.pollUs ?? DEFAULT_POLL_US) / 1000;
+  const pollCost = new PollCost();
   let polling = false;
-  // Handles what the ranks post until none has posted for pollMs (or POLL_SLICE_MS has gone by).
+  // Handles what the ranks post until none has posted for the window (or POLL_SLICE_MS has gone
+  // by). The window is pollMs while polling pays (see PollCost) and a core is free for it: fewer
+  // ranks compute than there are cores, so some rank waits for a reply that polling delivers
+  // sooner. Otherwise polling would keep a rank from its core, and the window shrinks to
+  // TRAILING_MS, long enough to catch what a rank posts right after a send (its next receive).
   const poll = () => {
     if (pollMs <= 0 || polling) return;
     polling = true;
+    const full = () => fabric.busyRanks() < CORES && pollCost.worthIt();
     const start = performance.now();
     let quietSince = start;
-    for (let now = start; now - quietSince < pollMs && now - start < POLL_SLICE_MS && !outcomes.settled; now = performance.now()) {
+    let window = full() ? pollMs : TRAILING_MS;
+    let handling = 0;
+    let saved = 0;
+    for (let now = start; now - quietSince < window && now - start < POLL_SLICE_MS && !outcomes.settled; now = performance.now()) {
       for (let r = 0; r < n; r++) {
         const got = receiveMessageOnPort(workers[r]!.port);
-        if (got) {
-          handlers[r]!(got.message as FromRank);
-          quietSince = performance.now();
-        }
+        if (!got) continue;
+        const t0 = performance.now();
+        if (t0 - quietSince > WAKE_GAP_MS) saved++; // without polling, this message would have had to wake this thread
+        handlers[r]!(got.message as FromRank);
+        quietSince = performance.now();
+        handling += quietSince - t0;
+        window = full() ? pollMs : TRAILING_MS;
       }
     }
+    pollCost.record(performance.now() - start - handling, saved);
     polling = false;
   };
 
