@@ -44,7 +44,7 @@ async function main(): Promise<void> {
 }
 
 /**
- * Runs the grading process: started by child-boot.mjs with the job file as
+ * Runs the grading process: started by child-boot.cjs with the job file as
  * its one argument; exits 0 when every check has reported, 3 if grading
  * itself failed, 4 if the grader went away.
  */

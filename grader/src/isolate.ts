@@ -16,7 +16,7 @@ import { writeAtomic } from './atomic.ts';
 import { COMPILE_CACHE_DIR, ensureCompileCache } from './compile-cache.ts';
 
 // Plain JavaScript that loads child.ts (the grading process) through tsx.
-const CHILD_BOOT = fileURLToPath(new URL('./child-boot.mjs', import.meta.url));
+const CHILD_BOOT = fileURLToPath(new URL('./child-boot.cjs', import.meta.url));
 const OUTPUT_CAP = 64 * 1024;
 const PROBE_FILE = join(WORK_DIR, 'sandbox-probe.json');
 const RSS_POLL_MS = 100;

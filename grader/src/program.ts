@@ -13,7 +13,7 @@ export function programPath(metaUrl: string, relative: string): string {
 /**
  * Loads the module at `file` the way this module itself was loaded. Rank
  * workers and the grading process load everything as CommonJS, through
- * tsx's require hook (the runtime's worker-boot.mjs, child-boot.mjs);
+ * tsx's require hook (the runtime's pool.ts, child-boot.cjs);
  * elsewhere (the inline backend, tests, benchmarks) modules are ES modules.
  */
 export async function importModule(file: string): Promise<Record<string, unknown>> {
