@@ -6,7 +6,8 @@
  * over 1 (the peer measured in the same run), and how many cores the
  * gradings kept busy, which says why the speedup is what it is.
  *
- * Flags: --students N (default 40), --jobs 1,2 (the job counts to compare).
+ * Flags: --students N (default 40), --jobs 1,2 (the job counts to compare),
+ * --no-typecheck (grade without the submissions' type checks, to see what they cost).
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -22,6 +23,7 @@ function flag(name: string, fallback: string): string {
 
 const students = Number(flag('students', '40'));
 const jobCounts = flag('jobs', '1,2').split(',').map(Number);
+const typeCheck = !process.argv.includes('--no-typecheck');
 const exercises = listExercises();
 const cores = cpus().length;
 const TARGET = 1.7;
@@ -62,7 +64,7 @@ const subs = mkdtempSync(join(tmpdir(), 'dtlab-bench-batch-'));
 makeClass(subs);
 const pairs = students * exercises.length;
 console.log(`batch grading benchmark: ${students} submissions x ${exercises.length} exercises = ${pairs} gradings (starters and solutions mixed)`);
-console.log(`machine: ${cpus()[0]?.model.trim() ?? 'unknown'}, ${cores} cores, node ${process.version}\n`);
+console.log(`machine: ${cpus()[0]?.model.trim() ?? 'unknown'}, ${cores} cores, node ${process.version}${typeCheck ? '' : '; no type checks (--no-typecheck)'}\n`);
 
 interface Row {
   jobs: number;
@@ -78,7 +80,7 @@ for (const jobs of jobCounts) {
   const m0 = machineCpuSeconds();
   const o0 = ownCpuSeconds();
   const t0 = performance.now();
-  const r = await runBatch({ submissions: subs, out, jobs, seed: 1 });
+  const r = await runBatch({ submissions: subs, out, jobs, seed: 1, typeCheck });
   const ms = performance.now() - t0;
   const m1 = machineCpuSeconds();
   const o1 = ownCpuSeconds();
