@@ -3,7 +3,7 @@
  * only while it pays: while it spins little per thread wake-up it saves.
  */
 import { describe, expect, it } from 'vitest';
-import { PollCost } from '../src/backends/workers.ts';
+import { PollCost } from '../src/backends/poll.ts';
 
 /** How many of the next `n` polls would run in full. */
 function fullPolls(cost: PollCost, n: number): number {

@@ -12,19 +12,19 @@
  * `pollUs` before it goes back to sleep: a message that comes within that
  * window costs no wake-up here, which takes a small round trip from four
  * wake-ups to two. It does so only while a core is free for it (fewer ranks
- * compute than there are cores) and while polling has paid lately (PollCost).
- * Polling stops after POLL_SLICE_MS at a stretch, so that timers and rank
- * output are never held up for long.
+ * compute than there are cores) and while polling has paid lately (see
+ * poll.ts). Polling stops after POLL_SLICE_MS at a stretch, so that timers
+ * and rank output are never held up for long.
  * Workers come from a WorkerPool: the launch's own (fresh workers, closed
  * afterwards) or one the caller passes to reuse workers across launches.
  */
-import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { receiveMessageOnPort } from 'node:worker_threads';
 import { Fabric } from '../fabric.ts';
 import { OutOfMemoryError } from '../errors.ts';
 import { decodeError, decodeValue, encodeError, encodeValue } from '../wire.ts';
 import { Outcomes } from './settle.ts';
+import { CORES, POLL_SLICE_MS, PollCost, TRAILING_MS, WAKE_GAP_MS } from './poll.ts';
 import { RankOutput } from './output.ts';
 import { WorkerPool, type RankWorker } from './pool.ts';
 import type { FromRank, ToRank } from './protocol.ts';
@@ -36,44 +36,6 @@ const RSS_POLL_MS = 100;
 const WORKER_OVERHEAD_MB = 64;
 /** Default of LaunchSpec.pollUs on this backend. */
 export const DEFAULT_POLL_US = 100;
-// The longest this thread polls without returning to its event loop.
-const POLL_SLICE_MS = 2;
-// How long it polls when it has no core to itself: a rank's messages right after a send come within this.
-const TRAILING_MS = 0.02;
-const CORES = availableParallelism();
-// A message that comes after this much quiet would, without polling, have found this thread asleep.
-const WAKE_GAP_MS = 0.01;
-// Polling pays while it spins at most this long per wake-up it saves (a wake-up costs about 30 µs).
-const SPIN_PER_SAVED_WAKE_MS = 0.08;
-
-/**
- * Whether polling has paid lately: CPU time spent spinning per thread
- * wake-up it saved, over the last few dozen polls (older ones fade out).
- * A ping-pong saves a wake-up for every 40-50 µs of spinning; ranks that
- * compute between small messages can cost 200 µs or more per saved wake-up,
- * and the spinning then slows them down. When polling does not pay, one
- * poll in PROBE_EVERY still runs in full, to notice when it pays again.
- */
-export class PollCost {
-  private spentMs = 0;
-  private saved = 1; // start out polling
-  private sinceProbe = 0;
-  private static readonly FADE = 0.95;
-  private static readonly PROBE_EVERY = 16;
-
-  /** Whether the next poll should use its full window. */
-  worthIt(): boolean {
-    if (this.spentMs <= SPIN_PER_SAVED_WAKE_MS * this.saved) return true;
-    return ++this.sinceProbe % PollCost.PROBE_EVERY === 0;
-  }
-
-  /** One poll spun `spinMs` (handling messages excluded) and saved `saved` wake-ups. */
-  record(spinMs: number, saved: number): void {
-    this.spentMs = this.spentMs * PollCost.FADE + spinMs;
-    this.saved = this.saved * PollCost.FADE + saved;
-  }
-}
-
 type Spec = Required<Pick<LaunchSpec, 'worldSize' | 'timeoutMs' | 'seed' | 'memoryLimitMb'>> & LaunchSpec & { pool?: WorkerPool | undefined };
 
 let nextLaunch = 1;
