@@ -281,18 +281,13 @@ export class Fabric {
   /** Ranks still running that are not waiting for a message or a barrier: those that need a core now. */
   busyRanks(): number {
     let busy = 0;
-    for (let r = 0; r < this.worldSize; r++) {
-      if (this.state[r] !== 'running') continue;
-      let waiting = false;
-      for (const req of this.requests[r]!.values()) if (req.waiting) waiting = true;
-      if (!waiting) busy++;
-    }
+    for (let r = 0; r < this.worldSize; r++) if (this.state[r] === 'running' && !this.openWait(r)) busy++;
     return busy;
   }
 
   /** What `rank` is doing, for timeout reports. */
   describe(rank: number): { waiting: string | null; waitedMs: number } {
-    const req = [...this.requests[rank]!.values()].find((r) => r.waiting);
+    const req = this.openWait(rank);
     if (!req) return { waiting: null, waitedMs: 0 };
     return { waiting: waitLabel(req), waitedMs: Date.now() - req.waitStartMs };
   }
@@ -376,6 +371,12 @@ export class Fabric {
     this.deadlockTimer = setTimeout(() => {
       if (this.events === seen && this.allBlocked()) this.declareDeadlock();
     }, this.opts.deadlockGraceMs ?? 30);
+  }
+
+  /** A request `rank` is waiting on, if any. */
+  private openWait(rank: number): Request | undefined {
+    for (const req of this.requests[rank]!.values()) if (req.waiting) return req;
+    return undefined;
   }
 
   private waitsOf(rank: number): Request[] {
