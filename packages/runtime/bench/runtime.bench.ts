@@ -27,7 +27,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { launch } from '../src/index.ts';
-import { DEFAULT_POLL_US } from '../src/backends/workers.ts';
+import { DEFAULT_POLL_US } from '../src/backends/poll.ts';
 import type { PingPongTimes } from './rank-programs.ts';
 
 const quick = process.argv.includes('--quick');

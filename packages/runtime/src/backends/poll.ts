@@ -6,6 +6,8 @@
  */
 import { availableParallelism } from 'node:os';
 
+/** Default of LaunchSpec.pollUs on the workers backend. */
+export const DEFAULT_POLL_US = 100;
 /** The longest the launching thread polls without returning to its event loop. */
 export const POLL_SLICE_MS = 2;
 /** How long it polls when it has no core to itself: a rank's messages right after a send come within this. */

@@ -15,6 +15,7 @@
  * compute than there are cores) and while polling has paid lately (see
  * poll.ts). Polling stops after POLL_SLICE_MS at a stretch, so that timers
  * and rank output are never held up for long.
+ *
  * Workers come from a WorkerPool: the launch's own (fresh workers, closed
  * afterwards) or one the caller passes to reuse workers across launches.
  */
@@ -24,7 +25,7 @@ import { Fabric } from '../fabric.ts';
 import { OutOfMemoryError } from '../errors.ts';
 import { decodeError, decodeValue, encodeError, encodeValue } from '../wire.ts';
 import { Outcomes } from './settle.ts';
-import { CORES, POLL_SLICE_MS, PollCost, TRAILING_MS, WAKE_GAP_MS } from './poll.ts';
+import { CORES, DEFAULT_POLL_US, POLL_SLICE_MS, PollCost, TRAILING_MS, WAKE_GAP_MS } from './poll.ts';
 import { RankOutput } from './output.ts';
 import { WorkerPool, type RankWorker } from './pool.ts';
 import type { FromRank, ToRank } from './protocol.ts';
@@ -34,8 +35,7 @@ const RSS_POLL_MS = 100;
 // What a rank worker costs before its program allocates anything (a V8
 // isolate, tsx, the tensor library): about 30 MB measured, allowed twice over.
 const WORKER_OVERHEAD_MB = 64;
-/** Default of LaunchSpec.pollUs on this backend. */
-export const DEFAULT_POLL_US = 100;
+
 type Spec = Required<Pick<LaunchSpec, 'worldSize' | 'timeoutMs' | 'seed' | 'memoryLimitMb'>> & LaunchSpec & { pool?: WorkerPool | undefined };
 
 let nextLaunch = 1;
@@ -98,7 +98,9 @@ export async function runWorkers(spec: Spec, program: ProgramRef): Promise<Launc
   const poll = () => {
     if (pollMs <= 0 || polling) return;
     polling = true;
-    const full = () => fabric.busyRanks() < CORES && pollCost.worthIt();
+    // Whether polling pays is decided once a poll; whether a core is free, after every message.
+    const pays = pollCost.worthIt();
+    const full = () => pays && fabric.busyRanks() < CORES;
     const start = performance.now();
     let quietSince = start;
     let window = full() ? pollMs : TRAILING_MS;
