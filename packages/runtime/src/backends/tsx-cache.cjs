@@ -24,7 +24,7 @@ const cacheDir = path.join(os.tmpdir(), `tsx-${user}`);
 const guarded = Boolean(process.permission && !process.permission.has('fs.write', cacheDir));
 module.exports = { guarded };
 
-if (guarded && fs.mkdirSync.name !== 'mkdirSyncUnlessTsxCache') {
+if (guarded) {
   const mkdirSync = fs.mkdirSync;
   fs.mkdirSync = function mkdirSyncUnlessTsxCache(target, options) {
     if (path.resolve(String(target)) === cacheDir) return undefined;
