@@ -10,7 +10,7 @@
  *
  *   copy a block of acc and of x into the scratch memory (it stays in cache),
  *   add them there with f32x4.add / f64x2.add,
- *   copy the sums back to acc (and, for addAndStore, to x as well).
+ *   copy the sums back to acc.
  *
  * The copies are memcpy-fast, so the whole is memory-bound instead of
  * compute-bound: on two ranks at 64 MiB the all-reduce's add step went from
@@ -159,17 +159,16 @@ const simd: Simd | null = (() => {
 /** Below this many elements the copies in and out cost more than they save. */
 export const MIN_FAST = 1024;
 
-/** True when `addInto` and `addAndStore` take the WebAssembly path for these arrays. */
+/** True when `addInto` takes the WebAssembly path for these arrays. */
 export function usesSimd(acc: TypedArray, x: TypedArray): boolean {
   return simd !== null && acc.length >= MIN_FAST && x.constructor === acc.constructor && (acc instanceof Float32Array || acc instanceof Float64Array);
 }
 
 /**
- * Adds `x` into `acc` through the scratch blocks; `alsoX` writes the sums
- * into `x` too. Returns the index where the SIMD part stopped (the rest is
- * shorter than one vector).
+ * Adds `x` into `acc` through the scratch blocks. Returns the index where
+ * the SIMD part stopped (the rest is shorter than one vector).
  */
-function simdAdd(acc: Float32Array | Float64Array, x: Float32Array | Float64Array, alsoX: boolean): number {
+function simdAdd(acc: Float32Array | Float64Array, x: Float32Array | Float64Array): number {
   const s = simd!;
   const isF32 = acc instanceof Float32Array;
   const [a, b] = isF32 ? s.f32 : s.f64;
@@ -182,9 +181,7 @@ function simdAdd(acc: Float32Array | Float64Array, x: Float32Array | Float64Arra
     a.set(acc.subarray(start, end));
     b.set(x.subarray(start, end));
     add(n * acc.BYTES_PER_ELEMENT);
-    const sums = a.subarray(0, n);
-    acc.set(sums, start);
-    if (alsoX) x.set(sums, start);
+    acc.set(a.subarray(0, n), start);
   }
   return whole;
 }
@@ -192,21 +189,6 @@ function simdAdd(acc: Float32Array | Float64Array, x: Float32Array | Float64Arra
 /** `acc[i] += x[i]` for every i (the arrays have the same length). */
 export function addInto(acc: TypedArray, x: TypedArray): void {
   if (!usesSimd(acc, x)) return addIntoReference(acc, x);
-  const done = simdAdd(acc as Float32Array | Float64Array, x as Float32Array | Float64Array, false);
+  const done = simdAdd(acc as Float32Array | Float64Array, x as Float32Array | Float64Array);
   addIntoReference(acc, x, done);
-}
-
-/** Elements per block when a combine and a store go block by block: two float32 blocks of 128 KiB fit in a core's L2 cache. */
-export const STORE_BLOCK = 32768;
-
-/** `acc[i] += x[i]`, then `x[i] = acc[i]`, for every i: both end up holding the sums. */
-export function addAndStore(acc: TypedArray, x: TypedArray): void {
-  let done = 0;
-  if (usesSimd(acc, x)) done = simdAdd(acc as Float32Array | Float64Array, x as Float32Array | Float64Array, true);
-  // Block by block, so that the copy reads sums just written, from cache.
-  for (let start = done; start < acc.length; start += STORE_BLOCK) {
-    const end = Math.min(acc.length, start + STORE_BLOCK);
-    addIntoReference(acc, x, start, end);
-    x.set(acc.subarray(start, end), start);
-  }
 }

@@ -8,7 +8,7 @@
  */
 import type { TypedArray } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
-import { STORE_BLOCK, addAndStore, addInto } from './kernels.ts';
+import { addInto } from './kernels.ts';
 
 /** A user-defined reduce operation, applied item by item in rank order. */
 export interface CustomReduceOp {
@@ -92,6 +92,9 @@ export function combineInto(op: ReduceOp, acc: TypedArray, incoming: TypedArray,
   }
 }
 
+/** Elements per block of combineAndStore: two float32 blocks of 128 KiB fit in a core's L2 cache. */
+export const STORE_BLOCK = 32768;
+
 /**
  * `acc = acc ∘ incoming`, then `incoming = acc`: the last reduce-scatter step
  * of an in-place all-reduce, where the reduced chunk must end up both in the
@@ -101,7 +104,6 @@ export function combineInto(op: ReduceOp, acc: TypedArray, incoming: TypedArray,
  * ranks, 3 to 4 ms of a 22 ms all-reduce).
  */
 export function combineAndStore(op: ReduceOp, acc: TypedArray, incoming: TypedArray, accIsLower = true): void {
-  if (op === 'sum' || op === 'avg') return addAndStore(acc, incoming); // see kernels.ts
   for (let start = 0; start < acc.length; start += STORE_BLOCK) {
     const end = Math.min(acc.length, start + STORE_BLOCK);
     const block = acc.subarray(start, end);

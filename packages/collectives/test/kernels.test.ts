@@ -8,7 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { Generator, tensor } from '@dtlab/tensor';
 import { allReduce, reduceScatter } from '../src/index.ts';
-import { MIN_FAST, STORE_BLOCK, addAndStore, addInto, addIntoReference, usesSimd } from '../src/kernels.ts';
+import { MIN_FAST, addInto, addIntoReference, usesSimd } from '../src/kernels.ts';
+import { STORE_BLOCK, combineAndStore } from '../src/reduce-op.ts';
 import { runRanks } from './support/ranks.ts';
 import { BUILTIN_OPS, DTYPES, allInputs, chunkOf, reduceReference, tolerance } from './support/reference.ts';
 
@@ -62,13 +63,13 @@ describe('the sum kernels', () => {
       }
     });
 
-    it(`addAndStore leaves the reference's sums in both arrays, ${ctor.name}, every boundary length`, () => {
+    it(`combineAndStore with 'sum' leaves the reference's sums in both arrays, ${ctor.name}, every boundary length`, () => {
       for (const n of LENGTHS) {
         const acc = values(ctor, n, 7 * n);
         const x = values(ctor, n, 7 * n + 1);
         const expected = acc.slice();
         addIntoReference(expected, x);
-        addAndStore(acc, x);
+        combineAndStore('sum', acc, x);
         const i = firstDifference(acc, expected);
         expect(i, `length ${n}, acc index ${i}: expected ${expected[i]}, got ${acc[i]}`).toBe(-1);
         const j = firstDifference(x, expected);
