@@ -25,8 +25,8 @@ function send(m: ChildMessage): Promise<void> {
 async function main(): Promise<void> {
   const job = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as GradingJob;
   const manifest = job.manifest;
-  // One pool of rank workers for every launch of every check: workers start once.
-  const pool = new WorkerPool({ memoryLimitMb: manifest.memoryLimitMb ?? 256 });
+  // One pool of rank workers for every launch of every check: workers start once, without tsx when they can.
+  const pool = new WorkerPool({ memoryLimitMb: manifest.memoryLimitMb ?? 256, ...(job.precompiled ? { precompiled: job.precompiled } : {}) });
   // Workers start in the background; the first check takes the first ones up. A start that
   // fails is reported by the launch that needed the worker.
   pool.warm(Math.max(...manifest.worldSizes)).catch(() => undefined);

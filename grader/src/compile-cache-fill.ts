@@ -4,13 +4,15 @@
  * tsx's require hook, as grading processes and rank workers load everything
  * (see child-boot.cjs and WORKER_BOOT in the runtime's pool.ts), so that tsx
  * compiles each and writes it to the cache. A module that fails when it runs
- * has been compiled all the same. The process ends on its own once tsx's
- * writes are done.
+ * has been compiled all the same. Then it writes the rank workers' bundle
+ * (WORKER_BUNDLE). The process ends on its own once tsx's writes are done.
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { register } from 'tsx/cjs/api';
-import { courseModules } from './compile-cache.ts';
+import { buildWorkerBundle } from '@dtlab/runtime/precompile';
+import { bundleContents, courseModules, WORKER_BUNDLE } from './compile-cache.ts';
+import { ROOT } from './paths.ts';
 
 // Not this module: it is still running, so importing it would wait for itself.
 const self = fileURLToPath(import.meta.url);
@@ -24,3 +26,5 @@ for (const f of modules) {
     // compiled all the same: tsx compiles a module before it runs it
   }
 }
+
+await buildWorkerBundle({ outFile: WORKER_BUNDLE, resolveDir: ROOT, ...bundleContents() });

@@ -14,16 +14,21 @@
  * and may only read it, so a submission cannot plant code in it for a later
  * grading. Submission files are not in it and are compiled as before.
  *
- * The fill is redone when a course file changes, on another Node or tsx,
- * and once a day (tsx drops entries older than about a week).
+ * The same fill writes the rank workers' bundle (`worker-bundle.cjs`, see
+ * the runtime's precompile.ts): the course packages and the checks' rank
+ * programs in one file, so that a grading's workers start without tsx.
+ *
+ * The fill is redone when a course file changes, on another Node, tsx or
+ * esbuild, and once a day (tsx drops entries older than about a week).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { filesUnder } from './files.ts';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spawnSync } from 'node:child_process';
+import { compileModules, type PrecompiledModules } from '@dtlab/runtime/precompile';
 import { GRADER_DIR, HIDDEN_CHECKS_DIR, PUBLIC_CHECKS_DIR, ROOT, WORK_DIR } from './paths.ts';
 
 const require = createRequire(import.meta.url);
@@ -32,6 +37,8 @@ const require = createRequire(import.meta.url);
 export const COMPILE_CACHE_DIR = join(WORK_DIR, 'compiled');
 
 const STAMP = join(COMPILE_CACHE_DIR, 'stamp');
+/** The rank workers' bundle: course packages and check modules (see the file comment). */
+export const WORKER_BUNDLE = join(COMPILE_CACHE_DIR, 'worker-bundle.cjs');
 const FILL = fileURLToPath(new URL('./compile-cache-fill.ts', import.meta.url));
 // tsx names cache entries by the day-ish period (1e8 ms) they were written in.
 const PERIOD_MS = 1e8;
@@ -63,8 +70,8 @@ export function courseModules(): string[] {
 }
 
 function fingerprint(files: readonly string[]): string {
-  const tsxVersion = (JSON.parse(readFileSync(require.resolve('tsx/package.json'), 'utf8')) as { version: string }).version;
-  const h = createHash('sha256').update(`${process.version} tsx ${tsxVersion} period ${Math.floor(Date.now() / PERIOD_MS)}\n`);
+  const version = (pkg: string) => (JSON.parse(readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')) as { version: string }).version;
+  const h = createHash('sha256').update(`${process.version} tsx ${version('tsx')} esbuild ${version('esbuild')} period ${Math.floor(Date.now() / PERIOD_MS)}\n`);
   for (const f of files) {
     const s = statSync(f);
     h.update(`${f} ${s.size} ${s.mtimeMs}\n`);
@@ -91,6 +98,8 @@ export function ensureCompileCache(): void {
     const want = fingerprint(courseModules());
     if (isCurrent(want)) return;
     mkdirSync(COMPILE_CACHE_DIR, { recursive: true });
+    // The fill writes a new bundle; an old one must not outlive a fill that fails.
+    rmSync(WORKER_BUNDLE, { force: true });
     // A pause of a second or two that would otherwise go unexplained.
     if (process.stderr.isTTY) process.stderr.write('grader: compiling the course code for gradings (once after a change)...\n');
     const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: COMPILE_CACHE_DIR, NODE_OPTIONS: '' };
@@ -102,5 +111,58 @@ export function ensureCompileCache(): void {
     renameSync(`${STAMP}.${process.pid}`, STAMP);
   } catch {
     // No cache: slower gradings, same results.
+  }
+}
+
+let checked: string | null | undefined;
+
+// The compiler's own mistakes are not the submission's: those throw, and tsx loads the submission instead.
+const COURSE_TSCONFIG = join(ROOT, 'tsconfig.base.json');
+
+/**
+ * The rank workers' bundle, made current first (once per process, with the
+ * rest of the cache); null when the fill could not make one, and workers
+ * then load the course through tsx.
+ */
+export function workerBundle(): string | null {
+  if (checked === undefined) {
+    ensureCompileCache();
+    checked = compileCacheIsCurrent() && existsSync(WORKER_BUNDLE) ? WORKER_BUNDLE : null;
+  }
+  return checked;
+}
+
+/** The course packages by name, and the check modules, that the workers' bundle holds. */
+export function bundleContents(): { packages: string[]; modules: string[] } {
+  const packages = join(ROOT, 'packages');
+  const names = (existsSync(packages) ? readdirSync(packages).sort() : []).flatMap((p) => {
+    const file = join(packages, p, 'package.json');
+    return existsSync(file) ? [(JSON.parse(readFileSync(file, 'utf8')) as { name: string }).name] : [];
+  });
+  return {
+    // '@dtlab/grader/program' is what rank programs import from the grader; its index would bring the whole grader.
+    packages: [...names, '@dtlab/grader/program'],
+    modules: [...modulesUnder(PUBLIC_CHECKS_DIR, notCourseCode), ...modulesUnder(HIDDEN_CHECKS_DIR, notCourseCode)],
+  };
+}
+
+/**
+ * What a grading's rank workers load instead of compiling TypeScript each:
+ * the bundle, and the submission's `src/` compiled here, once per grading.
+ * A file that does not compile carries its error, which the rank that loads
+ * it throws. Null without a bundle, or if the compiler itself failed: the
+ * workers then load everything through tsx, as before.
+ */
+export async function precompiledFor(submissionDir: string): Promise<PrecompiledModules | null> {
+  const bundle = workerBundle();
+  if (!bundle) return null;
+  const src = join(submissionDir, 'src');
+  const files = filesUnder(src, (rel) => basename(rel) === 'node_modules')
+    .filter((f) => /\.[cm]?tsx?$/.test(f) && !f.endsWith('.d.ts'))
+    .map((f) => join(src, f));
+  try {
+    return { bundle, modules: await compileModules(files, { tsconfig: COURSE_TSCONFIG }) };
+  } catch {
+    return null;
   }
 }

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Exercise } from './exercises.ts';
 import { checkModulePath } from './paths.ts';
+import { precompiledFor } from './compile-cache.ts';
 import { checkPolicy, formatViolations, type PolicyViolation } from './policy.ts';
 import { privateCopy, SubmissionError } from './submission.ts';
 import { runIsolated, type IsolatedRun, type Limits } from './isolate.ts';
@@ -101,6 +102,7 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
     };
     if (violations.length) return finish({ ...base, submission }, [policy, ...checks.map((c) => skipped(c, 'not run: the policy check failed'))], notes, started, ['policy']);
 
+    const precompiled = await precompiledFor(copy.dir);
     const job: GradingJob = {
       folder,
       manifest,
@@ -108,6 +110,7 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
       seed: opts.seed,
       modules: { public: publicModule, hidden: hiddenModule },
       checkIds: checks.map((c) => c.id),
+      ...(precompiled ? { precompiled } : {}),
     };
     const maxWorld = Math.max(...manifest.worldSizes);
     const limits: Limits = { totalMs: manifest.timeLimits.totalMs, memoryMb: (manifest.memoryLimitMb ?? 256) * maxWorld + 1024, ...opts.limits };

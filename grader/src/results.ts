@@ -4,6 +4,7 @@
 import type { Divergence } from './check-api.ts';
 import type { CommSummary } from './context.ts';
 import type { Manifest } from './manifest.ts';
+import type { PrecompiledModules } from '@dtlab/runtime/precompile';
 
 /** How a check ended. */
 export type CheckStatus = 'passed' | 'failed' | 'error' | 'timeout' | 'skipped';
@@ -33,6 +34,8 @@ export interface GradingJob {
   modules: { public: string | null; hidden: string | null };
   /** Ids of the checks to run, in order. */
   checkIds: string[];
+  /** What rank workers load instead of compiling TypeScript (compile-cache.ts); absent, they load through tsx. */
+  precompiled?: PrecompiledModules;
 }
 
 /** Grading process to grader, over the IPC channel. */

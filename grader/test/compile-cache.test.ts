@@ -3,11 +3,12 @@
  * a trusted process, refilled when course code changes. (That a grading
  * cannot write to it is a corpus test: plants-compiled-code.)
  */
-import { readdirSync, statSync, utimesSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { COMPILE_CACHE_DIR, compileCacheIsCurrent, courseModules, ensureCompileCache } from '../src/compile-cache.ts';
-import { GRADER_DIR, ROOT } from '../src/paths.ts';
+import { COMPILE_CACHE_DIR, compileCacheIsCurrent, courseModules, ensureCompileCache, precompiledFor, WORKER_BUNDLE } from '../src/compile-cache.ts';
+import { GRADER_DIR, ROOT, WORK_DIR } from '../src/paths.ts';
 
 const entries = () => readdirSync(COMPILE_CACHE_DIR, { withFileTypes: true }).filter((e) => e.isDirectory() && e.name.startsWith('tsx-')).flatMap((e) => readdirSync(join(COMPILE_CACHE_DIR, e.name)));
 
@@ -33,6 +34,30 @@ describe('the compiled-code cache', () => {
       expect(compileCacheIsCurrent()).toBe(true);
     } finally {
       utimesSync(file, atime, mtime);
+    }
+  }, 60_000);
+
+  it("holds the rank workers' bundle: the course packages and the checks' modules, not the grader's own", () => {
+    ensureCompileCache();
+    const table = Object.keys((createRequire(import.meta.url)(WORKER_BUNDLE) as { modules: Record<string, unknown> }).modules).map((f) => f.slice(ROOT.length + 1));
+    for (const m of ['packages/runtime/src/backends/worker-main.ts', 'packages/tensor/src/index.ts', 'packages/collectives/src/index.ts', 'grader/src/program.ts', 'grader/checks/ex01-allreduce-mean/programs.ts', 'grader/hidden/ex03-zero-sharding/programs.ts']) expect(table).toContain(m);
+    for (const m of ['grader/src/index.ts', 'grader/src/child.ts']) expect(table).not.toContain(m);
+  }, 60_000);
+
+  it("compiles a submission's src/ once for its rank workers, a file that does not compile with its error", async () => {
+    const dir = mkdtempSync(join(WORK_DIR, 'test-precompiled-'));
+    try {
+      cpSync(join(ROOT, 'solutions', 'ex01-allreduce-mean', 'src'), join(dir, 'src'), { recursive: true });
+      writeFileSync(join(dir, 'src', 'broken.ts'), 'export const a = 1;\nexport const b = ;\n');
+      writeFileSync(join(dir, 'notes.ts'), 'outside src/: not compiled');
+      const pre = await precompiledFor(dir);
+      expect(pre?.bundle).toBe(WORKER_BUNDLE);
+      const src = realpathSync(join(dir, 'src'));
+      expect(Object.keys(pre!.modules!).sort()).toEqual([join(src, 'allreduce-mean.ts'), join(src, 'broken.ts')]);
+      expect(pre!.modules![join(src, 'allreduce-mean.ts')]).toEqual({ code: expect.stringContaining('allReduceMean') });
+      expect(pre!.modules![join(src, 'broken.ts')]).toEqual({ error: `${join(src, 'broken.ts')}:2:17: ERROR: Unexpected ";"` });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
 });

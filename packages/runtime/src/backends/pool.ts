@@ -16,6 +16,11 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { ToRank } from './protocol.ts';
+import { WORKER_MAIN, type PrecompiledModules } from './precompile.ts';
+
+const here = (name: string) => fileURLToPath(new URL(name, import.meta.url));
+const TSX_CACHE_GUARD = here('./tsx-cache.cjs');
+const TSX_API = createRequire(import.meta.url).resolve('tsx/cjs/api');
 
 /**
  * A rank worker's first code, in plain CommonJS, given to the Worker as a
@@ -34,11 +39,10 @@ import type { ToRank } from './protocol.ts';
  *   turns their import/export syntax into require); nothing a worker loads
  *   may use top-level await.
  */
-const WORKER_BOOT = (() => {
-  const here = (name: string) => fileURLToPath(new URL(name, import.meta.url));
-  const tsxApi = createRequire(import.meta.url).resolve('tsx/cjs/api');
-  return [`require(${JSON.stringify(here('./tsx-cache.cjs'))});`, `require(${JSON.stringify(tsxApi)}).register();`, `require(${JSON.stringify(here('./worker-main.ts'))});`].join('\n');
-})();
+const WORKER_BOOT = [`require(${JSON.stringify(TSX_CACHE_GUARD)});`, `require(${JSON.stringify(TSX_API)}).register();`, `require(${JSON.stringify(WORKER_MAIN)});`].join('\n');
+
+/** A rank worker's first code when its pool has precompiled modules: see precompiled-boot.cjs. */
+const PRECOMPILED_BOOT = `require(${JSON.stringify(here('./precompiled-boot.cjs'))});`;
 
 /** Options of a worker pool. */
 export interface WorkerPoolOptions {
@@ -48,6 +52,12 @@ export interface WorkerPoolOptions {
   startupTimeoutMs?: number;
   /** How many times to try starting one worker. Default 3. */
   startupAttempts?: number;
+  /**
+   * TypeScript compiled ahead (see precompile.ts): workers then start
+   * without tsx, loading course modules from the bundle and other files
+   * from the compiled modules, and register tsx only for a file in neither.
+   */
+  precompiled?: PrecompiledModules;
 }
 
 /** A worker could not be started (after every attempt). */
@@ -185,9 +195,10 @@ export class WorkerPool {
   private startOnce(): Promise<RankWorker> {
     const mb = this.memoryLimitMb;
     const channel = new MessageChannel();
-    const worker = new Worker(WORKER_BOOT, {
+    const pre = this.opts.precompiled;
+    const worker = new Worker(pre ? PRECOMPILED_BOOT : WORKER_BOOT, {
       eval: true,
-      workerData: { port: channel.port2 },
+      workerData: { port: channel.port2, ...(pre ? { precompiled: { ...pre, workerMain: WORKER_MAIN, tsxCacheGuard: TSX_CACHE_GUARD, tsxApi: TSX_API } } : {}) },
       transferList: [channel.port2],
       resourceLimits: { maxOldGenerationSizeMb: mb, maxYoungGenerationSizeMb: Math.min(64, Math.max(8, mb / 8)) },
       stdout: true,
