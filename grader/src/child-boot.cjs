@@ -1,12 +1,26 @@
-// The grading process's first module, in plain CommonJS. Like a rank worker
-// (see WORKER_BOOT in the runtime's pool.ts), it loads the TypeScript of the
-// grader, the checks and the course packages through tsx's require hook, in
-// this thread, rather than through tsx's ES-module loader and its hooks
-// thread: the process starts faster and runs one thread fewer. CommonJS, so
-// that Node does not load its ES-module loader for this process at all.
+// The grading process's first module, in plain CommonJS, so that Node does
+// not load its ES-module loader for this process at all.
 //
-// The tsx cache guard first, so that a sandboxed grading can use a read-only cache.
+// With the course bundle (the job's `precompiled.bundle`, see
+// compile-cache.ts), the grader, the checks and the course packages load
+// from it through the runtime's precompiled-module loader, without tsx; a
+// module the bundle lacks is still loaded through tsx. Without it, they load
+// through tsx's require hook, in this thread (like a rank worker without
+// precompiled modules: see WORKER_BOOT in the runtime's pool.ts), behind the
+// tsx cache guard so that a sandboxed grading can use a read-only cache.
 'use strict';
-require('@dtlab/runtime/tsx-cache');
-require('tsx/cjs/api').register();
+const { readFileSync } = require('node:fs');
+
+let bundle = null;
+try {
+  bundle = JSON.parse(readFileSync(process.argv[2], 'utf8')).precompiled?.bundle ?? null;
+} catch {
+  // child.ts reads the job again and reports what is wrong with it
+}
+if (bundle) {
+  require('@dtlab/runtime/precompiled-loader').install({ bundle });
+} else {
+  require('@dtlab/runtime/tsx-cache');
+  require('tsx/cjs/api').register();
+}
 require('./child.ts').runChild();

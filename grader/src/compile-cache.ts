@@ -14,9 +14,10 @@
  * and may only read it, so a submission cannot plant code in it for a later
  * grading. Submission files are not in it and are compiled as before.
  *
- * The same fill writes the rank workers' bundle (`worker-bundle.cjs`, see
- * the runtime's precompile.ts): the course packages and the checks' rank
- * programs in one file, so that a grading's workers start without tsx.
+ * The same fill writes the course bundle (`worker-bundle.cjs`, see the
+ * runtime's precompile.ts): the course packages, the grading process's own
+ * modules and the check modules in one file, so that a grading process and
+ * its rank workers start without tsx.
  *
  * The fill is redone when a course file changes, on another Node, tsx or
  * esbuild, and once a day (tsx drops entries older than about a week).
@@ -132,7 +133,7 @@ export function workerBundle(): string | null {
   return checked;
 }
 
-/** The course packages by name, and the check modules, that the workers' bundle holds. */
+/** What the workers' bundle holds: the course packages by name, the grading process's entry and the check modules. */
 export function bundleContents(): { packages: string[]; modules: string[] } {
   const packages = join(ROOT, 'packages');
   const names = (existsSync(packages) ? readdirSync(packages).sort() : []).flatMap((p) => {
@@ -142,7 +143,8 @@ export function bundleContents(): { packages: string[]; modules: string[] } {
   return {
     // '@dtlab/grader/program' is what rank programs import from the grader; its index would bring the whole grader.
     packages: [...names, '@dtlab/grader/program'],
-    modules: [...modulesUnder(PUBLIC_CHECKS_DIR, notCourseCode), ...modulesUnder(HIDDEN_CHECKS_DIR, notCourseCode)],
+    // The grading process runs child.ts from the bundle too (child-boot.cjs).
+    modules: [join(GRADER_DIR, 'src', 'child.ts'), ...modulesUnder(PUBLIC_CHECKS_DIR, notCourseCode), ...modulesUnder(HIDDEN_CHECKS_DIR, notCourseCode)],
   };
 }
 

@@ -41,8 +41,12 @@ const TSX_API = createRequire(import.meta.url).resolve('tsx/cjs/api');
  */
 const WORKER_BOOT = [`require(${JSON.stringify(TSX_CACHE_GUARD)});`, `require(${JSON.stringify(TSX_API)}).register();`, `require(${JSON.stringify(WORKER_MAIN)});`].join('\n');
 
-/** A rank worker's first code when its pool has precompiled modules: see precompiled-boot.cjs. */
-const PRECOMPILED_BOOT = `require(${JSON.stringify(here('./precompiled-boot.cjs'))});`;
+/** A rank worker's first code when its pool has precompiled modules: the loader of precompiled-loader.cjs, then worker-main.ts through it. */
+const PRECOMPILED_BOOT = [
+  `const { precompiled } = require('node:worker_threads').workerData;`,
+  `require(${JSON.stringify(here('./precompiled-loader.cjs'))}).install(precompiled);`,
+  `require(${JSON.stringify(WORKER_MAIN)});`,
+].join('\n');
 
 /** Options of a worker pool. */
 export interface WorkerPoolOptions {
@@ -198,7 +202,7 @@ export class WorkerPool {
     const pre = this.opts.precompiled;
     const worker = new Worker(pre ? PRECOMPILED_BOOT : WORKER_BOOT, {
       eval: true,
-      workerData: { port: channel.port2, ...(pre ? { precompiled: { ...pre, workerMain: WORKER_MAIN, tsxCacheGuard: TSX_CACHE_GUARD, tsxApi: TSX_API } } : {}) },
+      workerData: { port: channel.port2, ...(pre ? { precompiled: pre } : {}) },
       transferList: [channel.port2],
       resourceLimits: { maxOldGenerationSizeMb: mb, maxYoungGenerationSizeMb: Math.min(64, Math.max(8, mb / 8)) },
       stdout: true,

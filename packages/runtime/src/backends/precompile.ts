@@ -16,7 +16,7 @@
  *
  * A worker then loads a TypeScript file from the bundle if it is there, else
  * from the compiled modules, else through tsx, registered at that moment
- * (see precompiled-boot.cjs). A module is loaded once per worker whichever
+ * (see precompiled-loader.cjs). A module is loaded once per worker whichever
  * way it comes, so a class such as Tensor is the same class for the
  * runtime, the course modules and the submission.
  *
@@ -106,7 +106,7 @@ export interface WorkerBundleInfo {
  * listed, and Node's own modules, stay outside: a worker loads them the
  * usual way. The bundle exports a table from each module's absolute path to
  * a function that evaluates the module (once, on first call) and returns
- * its exports; precompiled-boot.cjs looks files up in it.
+ * its exports; precompiled-loader.cjs looks files up in it.
  */
 export async function buildWorkerBundle(spec: WorkerBundleSpec): Promise<WorkerBundleInfo> {
   const { build } = compiler();
@@ -188,7 +188,7 @@ export async function compileModules(files: string[], opts: CompileOptions = {})
       out[f] = code === undefined ? { error: `ERROR: the compiler produced no output for ${f}` } : { code };
     }
   };
-  // Node looks modules up by their real path; so do the workers (precompiled-boot.cjs).
+  // Node looks modules up by their real path; so does the loader (precompiled-loader.cjs).
   const real = files.map((f) => realpathSync(f));
   try {
     await run(real);
