@@ -12,7 +12,8 @@
  * in each form a grading loads it (compile-cache-fill.ts). Gradings get that
  * folder as their TMPDIR (tsx puts its cache there)
  * and may only read it, so a submission cannot plant code in it for a later
- * grading. Submission files are not in it and are compiled as before.
+ * grading. Submission files are not in it: the grader compiles a
+ * submission's src/ for each grading (precompiledFor).
  *
  * The same fill writes the course bundle (`worker-bundle.cjs`, see the
  * runtime's precompile.ts): the course packages, the grading process's own
@@ -38,7 +39,7 @@ const require = createRequire(import.meta.url);
 export const COMPILE_CACHE_DIR = join(WORK_DIR, 'compiled');
 
 const STAMP = join(COMPILE_CACHE_DIR, 'stamp');
-/** The rank workers' bundle: course packages and check modules (see the file comment). */
+/** The course bundle: course packages, the grading process's modules and check modules (see the file comment). */
 export const WORKER_BUNDLE = join(COMPILE_CACHE_DIR, 'worker-bundle.cjs');
 const FILL = fileURLToPath(new URL('./compile-cache-fill.ts', import.meta.url));
 // tsx names cache entries by the day-ish period (1e8 ms) they were written in.
@@ -117,7 +118,7 @@ export function ensureCompileCache(): void {
 
 let checked: string | null | undefined;
 
-// The compiler's own mistakes are not the submission's: those throw, and tsx loads the submission instead.
+/** The course's compiler settings, for submissions too. */
 const COURSE_TSCONFIG = join(ROOT, 'tsconfig.base.json');
 
 /**
@@ -165,6 +166,7 @@ export async function precompiledFor(submissionDir: string): Promise<Precompiled
   try {
     return { bundle, modules: await compileModules(files, { tsconfig: COURSE_TSCONFIG }) };
   } catch {
+    // esbuild itself failed (what a file holds never throws): not the submission's fault, so tsx loads it.
     return null;
   }
 }

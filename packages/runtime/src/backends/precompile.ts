@@ -66,7 +66,8 @@ function common(): Esbuild.BuildOptions {
 /**
  * CommonJS has no import.meta, so esbuild would leave import.meta.url empty.
  * Each TypeScript file that mentions import.meta gets its own values as
- * constants, put on its first line so that line numbers stay as they were;
+ * constants, put on its first line (after a #! line) so that line numbers
+ * stay as they were;
  * `define` (above) points import.meta.url and friends at them.
  */
 const importMeta: Esbuild.Plugin = {
@@ -74,9 +75,12 @@ const importMeta: Esbuild.Plugin = {
   setup(build) {
     build.onLoad({ filter: /\.[cm]?tsx?$/ }, (args) => {
       const source = readFileSync(args.path, 'utf8');
-      if (!source.includes('import.meta')) return { contents: source, loader: 'ts' };
+      const loader = args.path.endsWith('x') ? 'tsx' : 'ts';
+      if (!source.includes('import.meta')) return { contents: source, loader };
       const consts = `const __dtlabMetaUrl = ${JSON.stringify(pathToFileURL(args.path).href)}, __dtlabMetaFilename = ${JSON.stringify(args.path)}, __dtlabMetaDirname = ${JSON.stringify(dirname(args.path))}; `;
-      return { contents: consts + source, loader: 'ts' };
+      // After a #! line, which must stay first.
+      const at = source.startsWith('#!') ? source.indexOf('\n') + 1 || source.length : 0;
+      return { contents: source.slice(0, at) + consts + source.slice(at), loader };
     });
   },
 };
