@@ -1,17 +1,17 @@
 /**
- * `node --import tsx compile-cache-fill.ts`, run by `ensureCompileCache`
+ * `node --import tsx compile-cache-fill.ts <bundle file>`, run by `ensureCompileCache`
  * with TMPDIR set to the gradings' cache: loads every course module through
  * tsx's require hook, as grading processes and rank workers load everything
  * (see child-boot.cjs and WORKER_BOOT in the runtime's pool.ts), so that tsx
  * compiles each and writes it to the cache. A module that fails when it runs
- * has been compiled all the same. Then it writes the rank workers' bundle
- * (WORKER_BUNDLE). The process ends on its own once tsx's writes are done.
+ * has been compiled all the same. Then it writes the course bundle to
+ * the file it is given. The process ends on its own once tsx's writes are done.
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { register } from 'tsx/cjs/api';
 import { buildWorkerBundle } from '@dtlab/runtime/precompile';
-import { bundleContents, courseModules, WORKER_BUNDLE } from './compile-cache.ts';
+import { bundleContents, courseModules } from './compile-cache.ts';
 import { ROOT } from './paths.ts';
 
 // Not this module: it is still running, so importing it would wait for itself.
@@ -27,4 +27,4 @@ for (const f of modules) {
   }
 }
 
-await buildWorkerBundle({ outFile: WORKER_BUNDLE, resolveDir: ROOT, ...bundleContents() });
+await buildWorkerBundle({ outFile: process.argv[2]!, resolveDir: ROOT, ...bundleContents() });

@@ -15,8 +15,8 @@
  * grading. Submission files are not in it: the grader compiles a
  * submission's src/ for each grading (precompiledFor).
  *
- * The same fill writes the course bundle (`worker-bundle.cjs`, see the
- * runtime's precompile.ts): the course packages, the grading process's own
+ * The same fill writes the course bundle (`worker-bundle-<fingerprint>.cjs`,
+ * see the runtime's precompile.ts): the course packages, the grading process's own
  * modules and the check modules in one file, so that a grading process and
  * its rank workers start without tsx.
  *
@@ -39,8 +39,6 @@ const require = createRequire(import.meta.url);
 export const COMPILE_CACHE_DIR = join(WORK_DIR, 'compiled');
 
 const STAMP = join(COMPILE_CACHE_DIR, 'stamp');
-/** The course bundle: course packages, the grading process's modules and check modules (see the file comment). */
-export const WORKER_BUNDLE = join(COMPILE_CACHE_DIR, 'worker-bundle.cjs');
 const FILL = fileURLToPath(new URL('./compile-cache-fill.ts', import.meta.url));
 // tsx names cache entries by the day-ish period (1e8 ms) they were written in.
 const PERIOD_MS = 1e8;
@@ -90,48 +88,71 @@ export function compileCacheIsCurrent(): boolean {
   return isCurrent(fingerprint(courseModules()));
 }
 
+/** The course bundle made from course code with fingerprint `fp`: each version has its own file. */
+function bundleFile(fp: string): string {
+  return join(COMPILE_CACHE_DIR, `worker-bundle-${fp.slice(0, 16)}.cjs`);
+}
+
+// Bundles of earlier course versions are removed this long after a newer fill: longer than any grading lasts.
+const OLD_BUNDLE_MS = 60 * 60 * 1000;
+
 /**
  * Makes sure the gradings' cache holds every course module as it is now,
- * filling it if not (about a second). Never throws: if the fill fails,
- * gradings compile for themselves, as they would without a cache.
+ * filling it if not (about a second), and returns the course code's
+ * fingerprint; null if there is no current cache. Never throws: if the fill
+ * fails, gradings compile for themselves, as they would without a cache.
  */
-export function ensureCompileCache(): void {
+export function ensureCompileCache(): string | null {
   try {
     const want = fingerprint(courseModules());
-    if (isCurrent(want)) return;
+    if (isCurrent(want)) return want;
     mkdirSync(COMPILE_CACHE_DIR, { recursive: true });
-    // The fill writes a new bundle; an old one must not outlive a fill that fails.
-    rmSync(WORKER_BUNDLE, { force: true });
     // A pause of a second or two that would otherwise go unexplained.
     if (process.stderr.isTTY) process.stderr.write('grader: compiling the course code for gradings (once after a change)...\n');
     const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: COMPILE_CACHE_DIR, NODE_OPTIONS: '' };
     delete env.TSX_DISABLE_CACHE;
-    const r = spawnSync(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, FILL], { cwd: ROOT, env, stdio: 'ignore', timeout: 120_000 });
+    const r = spawnSync(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, FILL, bundleFile(want)], { cwd: ROOT, env, stdio: 'ignore', timeout: 120_000 });
     // A module that fails to load is the course's bug and shows in gradings; only a fill that did not finish is retried.
-    if (r.error || r.signal) return;
+    if (r.error || r.signal) return null;
     writeFileSync(`${STAMP}.${process.pid}`, want);
     renameSync(`${STAMP}.${process.pid}`, STAMP);
+    removeOldBundles(bundleFile(want));
+    return want;
   } catch {
     // No cache: slower gradings, same results.
+    return null;
   }
 }
 
-let checked: string | null | undefined;
+/**
+ * Bundles other than `keep` that a fill replaced long ago. Never the one a
+ * grading still running was given: a new fill writes a file of its own
+ * instead of replacing a bundle in place.
+ */
+function removeOldBundles(keep: string): void {
+  for (const name of readdirSync(COMPILE_CACHE_DIR)) {
+    const f = join(COMPILE_CACHE_DIR, name);
+    if (!/^worker-bundle-.*\.cjs$/.test(name) || f === keep) continue;
+    try {
+      if (Date.now() - statSync(f).mtimeMs > OLD_BUNDLE_MS) rmSync(f, { force: true });
+    } catch {
+      // gone already
+    }
+  }
+}
 
 /** The course's compiler settings, for submissions too. */
 const COURSE_TSCONFIG = join(ROOT, 'tsconfig.base.json');
 
 /**
- * The rank workers' bundle, made current first (once per process, with the
- * rest of the cache); null when the fill could not make one, and workers
- * then load the course through tsx.
+ * The course bundle for the course code as it is now, made first if need
+ * be; null when the fill could not make one, and gradings then load
+ * everything through tsx.
  */
 export function workerBundle(): string | null {
-  if (checked === undefined) {
-    ensureCompileCache();
-    checked = compileCacheIsCurrent() && existsSync(WORKER_BUNDLE) ? WORKER_BUNDLE : null;
-  }
-  return checked;
+  const fp = ensureCompileCache();
+  const file = fp ? bundleFile(fp) : null;
+  return file && existsSync(file) ? file : null;
 }
 
 /** What the workers' bundle holds: the course packages by name, the grading process's entry and the check modules. */

@@ -3,11 +3,11 @@
  * a trusted process, refilled when course code changes. (That a grading
  * cannot write to it is a corpus test: plants-compiled-code.)
  */
-import { cpSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { COMPILE_CACHE_DIR, compileCacheIsCurrent, courseModules, ensureCompileCache, precompiledFor, WORKER_BUNDLE } from '../src/compile-cache.ts';
+import { COMPILE_CACHE_DIR, compileCacheIsCurrent, courseModules, ensureCompileCache, precompiledFor, workerBundle } from '../src/compile-cache.ts';
 import { GRADER_DIR, ROOT, WORK_DIR } from '../src/paths.ts';
 
 const entries = () => readdirSync(COMPILE_CACHE_DIR, { withFileTypes: true }).filter((e) => e.isDirectory() && e.name.startsWith('tsx-')).flatMap((e) => readdirSync(join(COMPILE_CACHE_DIR, e.name)));
@@ -27,19 +27,25 @@ describe('the compiled-code cache', () => {
     // A check module edited (here: only its time stamp) makes the cache stale until the next fill.
     const file = join(GRADER_DIR, 'checks', 'ex01-allreduce-mean', 'data.ts');
     const { atime, mtime } = statSync(file);
+    const before = workerBundle();
     try {
       utimesSync(file, atime, new Date(mtime.getTime() + 1000));
       expect(compileCacheIsCurrent()).toBe(false);
       ensureCompileCache();
       expect(compileCacheIsCurrent()).toBe(true);
+      // A new bundle file; the old one stays for gradings that were given it.
+      const after = workerBundle();
+      expect(after).not.toBe(before);
+      expect(existsSync(after!) && existsSync(before!)).toBe(true);
     } finally {
       utimesSync(file, atime, mtime);
     }
   }, 60_000);
 
   it("holds the course bundle: the course packages, the grading process and the checks' modules, not the rest of the grader", () => {
-    ensureCompileCache();
-    const table = Object.keys((createRequire(import.meta.url)(WORKER_BUNDLE) as { modules: Record<string, unknown> }).modules).map((f) => f.slice(ROOT.length + 1));
+    const bundle = workerBundle();
+    expect(bundle).toMatch(/worker-bundle-[0-9a-f]{16}\.cjs$/);
+    const table = Object.keys((createRequire(import.meta.url)(bundle!) as { modules: Record<string, unknown> }).modules).map((f) => f.slice(ROOT.length + 1));
     for (const m of ['packages/runtime/src/backends/worker-main.ts', 'packages/tensor/src/index.ts', 'packages/collectives/src/index.ts', 'grader/src/program.ts', 'grader/checks/ex01-allreduce-mean/programs.ts', 'grader/hidden/ex03-zero-sharding/programs.ts']) expect(table).toContain(m);
     expect(table).toContain('grader/src/child.ts'); // the grading process's own code
     for (const m of ['grader/src/index.ts', 'grader/src/grade.ts', 'grader/src/batch/run.ts']) expect(table).not.toContain(m);
@@ -52,7 +58,7 @@ describe('the compiled-code cache', () => {
       writeFileSync(join(dir, 'src', 'broken.ts'), 'export const a = 1;\nexport const b = ;\n');
       writeFileSync(join(dir, 'notes.ts'), 'outside src/: not compiled');
       const pre = await precompiledFor(dir);
-      expect(pre?.bundle).toBe(WORKER_BUNDLE);
+      expect(pre?.bundle).toBe(workerBundle());
       const src = realpathSync(join(dir, 'src'));
       expect(Object.keys(pre!.modules!).sort()).toEqual([join(src, 'allreduce-mean.ts'), join(src, 'broken.ts')]);
       expect(pre!.modules![join(src, 'allreduce-mean.ts')]).toEqual({ code: expect.stringContaining('allReduceMean') });
