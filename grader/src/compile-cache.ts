@@ -132,7 +132,7 @@ export function ensureCompileCache(): string | null {
 function removeOldBundles(keep: string): void {
   for (const name of readdirSync(COMPILE_CACHE_DIR)) {
     const f = join(COMPILE_CACHE_DIR, name);
-    if (!/^worker-bundle-.*\.cjs$/.test(name) || f === keep) continue;
+    if (!/^worker-bundle(-.*)?\.cjs$/.test(name) || f === keep) continue;
     try {
       if (Date.now() - statSync(f).mtimeMs > OLD_BUNDLE_MS) rmSync(f, { force: true });
     } catch {
