@@ -39,12 +39,16 @@ function machineCpuSeconds(): number | null {
   }
 }
 
-/** CPU seconds of this process and of every child it has waited for (the gradings), from /proc/self/stat, or null. */
-function ownCpuSeconds(): number | null {
+/**
+ * CPU seconds of this process (`self`: the batch's own work, its type checks
+ * included) and of the children it has waited for (`children`: the grading
+ * processes and their rank workers), from /proc/self/stat, or null.
+ */
+function ownCpuSeconds(): { self: number; children: number } | null {
   try {
     // After the command name: state is field 3; utime, stime, cutime, cstime are fields 14 to 17.
     const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
-    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+    return { self: (Number(f[11]) + Number(f[12])) / 100, children: (Number(f[13]) + Number(f[14])) / 100 };
   } catch {
     return null;
   }
@@ -71,6 +75,9 @@ interface Row {
   ms: number;
   /** Cores kept busy by the batch and by the whole machine, on average. */
   own: number | null;
+  /** Of `own`: the grading processes, and the batch process itself. */
+  gradings: number | null;
+  self: number | null;
   machine: number | null;
   book: string;
 }
@@ -85,12 +92,15 @@ for (const jobs of jobCounts) {
   const m1 = machineCpuSeconds();
   const o1 = ownCpuSeconds();
   if (r.graded !== pairs) throw new Error(`expected ${pairs} gradings, got ${r.graded}`);
-  const own = o0 !== null && o1 !== null ? (o1 - o0) / (ms / 1000) : null;
-  const machine = m0 !== null && m1 !== null ? (m1 - m0) / (ms / 1000) : null;
-  rows.push({ jobs, ms, own, machine, book: readFileSync(join(out, 'gradebook.csv'), 'utf8') });
+  const busy = (cpu: number) => cpu / (ms / 1000);
+  const gradings = o0 !== null && o1 !== null ? busy(o1.children - o0.children) : null;
+  const self = o0 !== null && o1 !== null ? busy(o1.self - o0.self) : null;
+  const own = gradings !== null && self !== null ? gradings + self : null;
+  const machine = m0 !== null && m1 !== null ? busy(m1 - m0) : null;
+  rows.push({ jobs, ms, own, gradings, self, machine, book: readFileSync(join(out, 'gradebook.csv'), 'utf8') });
   console.log(
     `--jobs ${jobs}: ${(ms / 1000).toFixed(1).padStart(6)} s   ${((pairs / ms) * 60_000).toFixed(1).padStart(6)} gradings/min   ${r.counts.passed} passed, ${r.counts.failed} failed, ${r.counts.error} errors` +
-      (own !== null ? `   cores busy: ${own.toFixed(2)} by the batch` : '') +
+      (own !== null ? `   cores busy: ${own.toFixed(2)} by the batch (${gradings!.toFixed(2)} gradings, ${self!.toFixed(2)} batch process)` : '') +
       (machine !== null ? `, ${machine.toFixed(2)} by the machine (of ${cores})` : ''),
   );
   rmSync(out, { recursive: true, force: true });
@@ -106,7 +116,7 @@ for (const r of rows.filter((x) => x.jobs !== 1)) {
 }
 if (one?.own != null) {
   console.log(
-    `\nwith one job the gradings kept ${one.own.toFixed(2)} cores busy on average (each starts a Node process and up to 8 rank worker threads, which run in parallel, with the submission's type check beside them): a second job can add at most ${(cores - one.own).toFixed(2)} cores, a ceiling of about ${(cores / one.own).toFixed(2)}x.`,
+    `\nwith one job the batch kept ${one.own.toFixed(2)} cores busy on average: ${one.gradings!.toFixed(2)} in the grading processes (each a Node process with up to 8 rank worker threads, which run in parallel) and ${one.self!.toFixed(2)} in the batch process (copies, policy checks, compiling, type checks, rubrics). A second job can add at most ${(cores - one.own).toFixed(2)} cores, a ceiling of about ${(cores / one.own).toFixed(2)}x.`,
   );
   const others = (one.machine ?? one.own) - one.own;
   if (others > 0.2) console.log(`other processes kept ${others.toFixed(2)} cores busy during the --jobs 1 run: the machine was not idle, and the figures are pessimistic.`);
