@@ -11,16 +11,17 @@
 'use strict';
 const { readFileSync } = require('node:fs');
 
-let bundle = null;
+let job;
 try {
-  bundle = JSON.parse(readFileSync(process.argv[2], 'utf8')).precompiled?.bundle ?? null;
+  job = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 } catch {
   // child.ts reads the job again and reports what is wrong with it
 }
+const bundle = job?.precompiled?.bundle;
 if (bundle) {
   require('@dtlab/runtime/precompiled-loader').install({ bundle });
 } else {
   require('@dtlab/runtime/tsx-cache');
   require('tsx/cjs/api').register();
 }
-require('./child.ts').runChild();
+require('./child.ts').runChild(job);

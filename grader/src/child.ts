@@ -22,8 +22,8 @@ function send(m: ChildMessage): Promise<void> {
   });
 }
 
-async function main(): Promise<void> {
-  const job = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as GradingJob;
+async function main(given?: GradingJob): Promise<void> {
+  const job = given ?? (JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as GradingJob);
   const manifest = job.manifest;
   // One pool of rank workers for every launch of every check: workers start once, without tsx when they can.
   const pool = new WorkerPool({ memoryLimitMb: manifest.memoryLimitMb ?? 256, ...(job.precompiled ? { precompiled: job.precompiled } : {}) });
@@ -45,14 +45,15 @@ async function main(): Promise<void> {
 
 /**
  * Runs the grading process: started by child-boot.cjs with the job file as
- * its one argument; exits 0 when every check has reported, 3 if grading
- * itself failed, 4 if the grader went away.
+ * its one argument (`job`, when child-boot.cjs has read it already); exits 0
+ * when every check has reported, 3 if grading itself failed, 4 if the
+ * grader went away.
  */
-export function runChild(): void {
+export function runChild(job?: GradingJob): void {
   // An orphan (the grader itself was killed, say with kill -9) has no one to report to: stop at once.
   process.on('disconnect', () => process.exit(4));
 
-  main().then(
+  main(job).then(
     () => process.exit(0),
     (e: unknown) => {
       console.error(`grading process failed: ${(e as Error)?.stack ?? String(e)}`);

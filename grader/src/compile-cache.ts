@@ -24,14 +24,15 @@
  * esbuild, and once a day (tsx drops entries older than about a week).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { filesUnder } from './files.ts';
+import { writeAtomic } from './atomic.ts';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { compileModules, type PrecompiledModules } from '@dtlab/runtime/precompile';
-import { GRADER_DIR, HIDDEN_CHECKS_DIR, PUBLIC_CHECKS_DIR, ROOT, WORK_DIR } from './paths.ts';
+import { coursePackageDirs, GRADER_DIR, HIDDEN_CHECKS_DIR, PUBLIC_CHECKS_DIR, ROOT, WORK_DIR } from './paths.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -59,10 +60,8 @@ const notCourseCode = (rel: string) => ['cli', 'node_modules'].includes(basename
  * module. None of them does anything when imported.
  */
 export function courseModules(): string[] {
-  const packages = join(ROOT, 'packages');
-  const pkgs = existsSync(packages) ? readdirSync(packages).sort() : [];
   return [
-    ...pkgs.flatMap((p) => modulesUnder(join(packages, p, 'src'), notCourseCode)),
+    ...coursePackageDirs().flatMap((p) => modulesUnder(join(p, 'src'), notCourseCode)),
     ...modulesUnder(join(GRADER_DIR, 'src'), () => true), // its top folder only
     ...modulesUnder(PUBLIC_CHECKS_DIR, notCourseCode),
     ...modulesUnder(HIDDEN_CHECKS_DIR, notCourseCode),
@@ -114,8 +113,7 @@ export function ensureCompileCache(): string | null {
     const r = spawnSync(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, FILL, bundleFile(want)], { cwd: ROOT, env, stdio: 'ignore', timeout: 120_000 });
     // A module that fails to load is the course's bug and shows in gradings; only a fill that did not finish is retried.
     if (r.error || r.signal) return null;
-    writeFileSync(`${STAMP}.${process.pid}`, want);
-    renameSync(`${STAMP}.${process.pid}`, STAMP);
+    writeAtomic(STAMP, want);
     removeOldBundles(bundleFile(want));
     return want;
   } catch {
@@ -157,9 +155,8 @@ export function workerBundle(): string | null {
 
 /** What the workers' bundle holds: the course packages by name, the grading process's entry and the check modules. */
 export function bundleContents(): { packages: string[]; modules: string[] } {
-  const packages = join(ROOT, 'packages');
-  const names = (existsSync(packages) ? readdirSync(packages).sort() : []).flatMap((p) => {
-    const file = join(packages, p, 'package.json');
+  const names = coursePackageDirs().flatMap((p) => {
+    const file = join(p, 'package.json');
     return existsSync(file) ? [(JSON.parse(readFileSync(file, 'utf8')) as { name: string }).name] : [];
   });
   return {

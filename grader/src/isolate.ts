@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildMessage, CheckResult, GradingJob } from './results.ts';
-import { GRADER_DIR, ROOT, WORK_DIR } from './paths.ts';
+import { GRADER_DIR, PACKAGES_DIR, ROOT, WORK_DIR } from './paths.ts';
 import { ownedName } from './leftovers.ts';
 import { writeAtomic } from './atomic.ts';
 import { COMPILE_CACHE_DIR, ensureCompileCache } from './compile-cache.ts';
@@ -62,7 +62,7 @@ export function sandboxFlags(): string[] {
   const flag = has('--permission') ? '--permission' : has('--experimental-permission') ? '--experimental-permission' : null;
   if (!flag || process.env.DTLAB_SANDBOX === '0') return sandbox;
   mkdirSync(WORK_DIR, { recursive: true });
-  const reads = [join(ROOT, 'node_modules'), join(ROOT, 'packages'), GRADER_DIR, COMPILE_CACHE_DIR].map((d) => `--allow-fs-read=${d}/*`);
+  const reads = [join(ROOT, 'node_modules'), PACKAGES_DIR, GRADER_DIR, COMPILE_CACHE_DIR].map((d) => `--allow-fs-read=${d}/*`);
   // The model's own start-up warnings would only bury a crash's last lines.
   const quiet = has('--disable-warning') ? ['--disable-warning=ExperimentalWarning', '--disable-warning=SecurityWarning'] : [];
   const flags = [flag, ...reads, `--allow-fs-read=${join(ROOT, 'package.json')}`, '--allow-worker', '--allow-child-process', ...quiet];

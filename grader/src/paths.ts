@@ -2,7 +2,7 @@
  * Where things are: the repository root, exercises, solutions, the grader's
  * check modules and the students' grade records.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url';
 export const GRADER_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** The repository root. */
 export const ROOT = join(GRADER_DIR, '..');
+/** The course packages: `packages/<name>/` (tensor, runtime, collectives). */
+export const PACKAGES_DIR = join(ROOT, 'packages');
 /** Exercises: `exercises/exNN-slug/`. */
 export const EXERCISES_DIR = join(ROOT, 'exercises');
 /** Reference solutions: `solutions/exNN-slug/` (absent in a student export). */
@@ -29,4 +31,9 @@ export const WORK_DIR = join(ROOT, '.grading');
 export function checkModulePath(folder: string, visibility: 'public' | 'hidden'): string | null {
   const p = join(visibility === 'public' ? PUBLIC_CHECKS_DIR : HIDDEN_CHECKS_DIR, folder, 'checks.ts');
   return existsSync(p) ? p : null;
+}
+
+/** The folder of every course package, in sorted order (none if there is no packages/). */
+export function coursePackageDirs(): string[] {
+  return existsSync(PACKAGES_DIR) ? readdirSync(PACKAGES_DIR).sort().map((p) => join(PACKAGES_DIR, p)) : [];
 }

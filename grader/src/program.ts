@@ -12,9 +12,10 @@ export function programPath(metaUrl: string, relative: string): string {
 
 /**
  * Loads the module at `file` the way this module itself was loaded. Rank
- * workers and the grading process load everything as CommonJS, through
- * tsx's require hook (the runtime's pool.ts, child-boot.cjs);
- * elsewhere (the inline backend, tests, benchmarks) modules are ES modules.
+ * workers and the grading process load everything as CommonJS, from the
+ * course bundle or through tsx's require hook (the runtime's pool.ts and
+ * precompiled-loader.cjs, child-boot.cjs); elsewhere (the inline backend,
+ * tests, benchmarks) modules are ES modules.
  */
 export async function importModule(file: string): Promise<Record<string, unknown>> {
   return (typeof require === 'function' ? require(file) : await import(pathToFileURL(file).href)) as Record<string, unknown>;

@@ -6,11 +6,11 @@
  * version, so a batch rerun regrades; a change to the authoring kit or the
  * command lines does not.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { filesUnder } from './files.ts';
-import { GRADER_DIR, ROOT } from './paths.ts';
+import { coursePackageDirs, GRADER_DIR, ROOT } from './paths.ts';
 
 // Grader code that decides no verdict: the authoring kit and the command lines.
 const NOT_VERDICTS = ['kit', 'cli'];
@@ -28,8 +28,7 @@ export function graderVersion(): string {
   const pkg = JSON.parse(readFileSync(join(GRADER_DIR, 'package.json'), 'utf8')) as { version: string };
   const h = createHash('sha256');
   const grader = [files(join(GRADER_DIR, 'src'), (rel) => NOT_VERDICTS.includes(rel)), ...['checks', 'hidden', 'schema'].map((d) => files(join(GRADER_DIR, d)))].flat();
-  const packagesDir = join(ROOT, 'packages');
-  const packages = existsSync(packagesDir) ? readdirSync(packagesDir).sort().flatMap((p) => files(join(packagesDir, p, 'src'))) : [];
+  const packages = coursePackageDirs().flatMap((p) => files(join(p, 'src')));
   for (const f of [...grader, ...packages]) h.update(f.slice(ROOT.length)).update(readFileSync(f));
   cached = `${pkg.version}+${h.digest('hex').slice(0, 12)}`;
   return cached;

@@ -74,7 +74,7 @@ function run(launch: number, init: WorkerInit): void {
 }
 
 async function main(init: WorkerInit, comm: Comm): Promise<unknown> {
-  // Through the require hook that loaded this module (see WORKER_BOOT in pool.ts), as CommonJS.
+  // Through the require hook that loaded this module (tsx's, or precompiled-loader.cjs: see pool.ts), as CommonJS.
   let mod: Record<string, unknown>;
   try {
     mod = requireModule(init.module) as Record<string, unknown>;

@@ -4,7 +4,8 @@
  * stuck in a synchronous loop can be stopped (its worker is terminated).
  *
  * Rank programs are modules on disk (.ts or .js); workers load TypeScript
- * through tsx. Every message goes through the fabric in this thread.
+ * through tsx, or compiled ahead (see precompile.ts). Every message goes
+ * through the fabric in this thread.
  *
  * Waking a sleeping thread costs about 30 µs on a virtual machine, and a
  * message from rank to rank wakes this thread and then the receiver. So after
