@@ -15,11 +15,8 @@ import { join } from 'node:path';
 import { listExercises } from '../src/exercises.ts';
 import { EXERCISES_DIR, SOLUTIONS_DIR } from '../src/paths.ts';
 import { runBatch } from '../src/batch/run.ts';
+import { flag } from './flag.ts';
 
-function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
 
 const students = Number(flag('students', '40'));
 const jobCounts = flag('jobs', '1,2').split(',').map(Number);

@@ -17,11 +17,8 @@ import { findExercise } from '../src/exercises.ts';
 import { ROOT, SOLUTIONS_DIR } from '../src/paths.ts';
 import { runChecksInProcess } from './floor.ts';
 import type { Rubric } from '../src/rubric.ts';
+import { flag } from './flag.ts';
 
-function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1]! : fallback;
-}
 
 const runs = Number(flag('runs', '5'));
 const exercise = findExercise(flag('exercise', 'ex01'));

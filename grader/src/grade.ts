@@ -9,7 +9,7 @@ import type { Exercise } from './exercises.ts';
 import { checkModulePath } from './paths.ts';
 import { precompiledFor } from './compile-cache.ts';
 import { checkPolicy, formatViolations, type PolicyViolation } from './policy.ts';
-import { privateCopy, SubmissionError } from './submission.ts';
+import { NO_SRC_SHA256, privateCopy, SubmissionError } from './submission.ts';
 import { runIsolated, type IsolatedRun, type Limits } from './isolate.ts';
 import type { ChildMessage, CheckResult, GradingJob } from './results.ts';
 import { NO_HIDDEN_CHECKS_NOTE, prepareRubricValidator, type Rubric, type RubricCheck, type RubricFlag } from './rubric.ts';
@@ -44,7 +44,8 @@ export interface GradeOptions {
   unsafeSkipPolicy?: boolean;
 }
 
-function skipped(c: { id: string; title: string; points: number; visibility: 'public' | 'hidden' }, message: string): RubricCheck {
+/** A check of `c` that was not run, for `message`: score 0 out of its points. */
+export function skippedCheck(c: { id: string; title: string; points: number; visibility: 'public' | 'hidden' }, message: string): RubricCheck {
   return { id: c.id, name: c.title, visibility: c.visibility, score: 0, maxScore: c.points, status: 'skipped', message, durationMs: 0 };
 }
 
@@ -75,7 +76,7 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
   } catch (e) {
     if (!(e instanceof SubmissionError)) throw e;
     const policy: RubricCheck = { id: POLICY_CHECK_ID, name: 'Static policy: imports and constructs', visibility: 'public', score: 0, maxScore: 0, status: 'failed', message: e.message, durationMs: 0 };
-    return finish({ ...base, submission: { id, path: submissionPath, sha256: '0'.repeat(64) } }, [policy, ...checks.map((c) => skipped(c, 'not run: there is no submission to run'))], notes, started, ['policy']);
+    return finish({ ...base, submission: { id, path: submissionPath, sha256: NO_SRC_SHA256 } }, [policy, ...checks.map((c) => skippedCheck(c, 'not run: there is no submission to run'))], notes, started, ['policy']);
   }
   try {
     const submission = { id, path: submissionPath, sha256: copy.sha256 };
@@ -100,7 +101,7 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
           : `allowed imports: ${manifest.allowedImports.join(', ')}`,
       durationMs: Date.now() - t0,
     };
-    if (violations.length) return finish({ ...base, submission }, [policy, ...checks.map((c) => skipped(c, 'not run: the policy check failed'))], notes, started, ['policy']);
+    if (violations.length) return finish({ ...base, submission }, [policy, ...checks.map((c) => skippedCheck(c, 'not run: the policy check failed'))], notes, started, ['policy']);
 
     const precompiled = await precompiledFor(copy.dir);
     const job: GradingJob = {
@@ -126,9 +127,9 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
       if (run.running === c.id) {
         const status = run.ended === 'timeout' ? 'timeout' : run.ended === 'out-of-memory' ? 'failed' : 'error';
         const tail = run.ended === 'crashed' && run.log ? `\n${run.log.trim().split('\n').slice(-5).join('\n')}` : '';
-        return { ...skipped(c, `${run.detail}${tail}`), status };
+        return { ...skippedCheck(c, `${run.detail}${tail}`), status };
       }
-      return skipped(c, `not run: ${run.detail || 'grading stopped'}`);
+      return skippedCheck(c, `not run: ${run.detail || 'grading stopped'}`);
     });
     // A crash outside any check (loading the checks, starting workers) has no check to carry its output: a note does.
     if (run.ended === 'crashed' && !run.running && run.log.trim()) notes.push(`the grading process crashed outside any check; its last output:\n${run.log.trim().split('\n').slice(-8).join('\n')}`);

@@ -21,7 +21,8 @@ export function ownedName(prefix: string): string {
   return `${prefix}-${process.pid}-${randomBytes(6).toString('hex')}`;
 }
 
-function alive(pid: number): boolean {
+/** Whether process `pid` is running (someone else's process counts as running). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

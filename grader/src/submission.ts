@@ -10,6 +10,9 @@ import { WORK_DIR } from './paths.ts';
 import { filesUnder } from './files.ts';
 import { ownedName } from './leftovers.ts';
 
+/** The fingerprint recorded for a submission folder without `src/` (nothing to hash). */
+export const NO_SRC_SHA256 = '0'.repeat(64);
+
 /** A private copy of a submission's `src/`, and its fingerprint. */
 export interface PrivateCopy {
   /** The private folder; its `src/` is what runs. */

@@ -13,6 +13,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { validateRubric, type Rubric } from '../rubric.ts';
+import { alive } from '../leftovers.ts';
 
 /** `out/<student>/<exNN>.json` */
 export function rubricPath(outDir: string, student: string, exerciseId: string): string {
@@ -60,15 +61,6 @@ export function listRubrics(outDir: string): FoundRubric[] {
   return out;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Removes temporary files left by a writer that died (`name.tmp-<pid>-<time>`); returns how many. */
 export function removeStaleTemporaries(outDir: string): number {
   if (!existsSync(outDir)) return 0;
@@ -78,7 +70,7 @@ export function removeStaleTemporaries(outDir: string): number {
       const p = join(dir, e.name);
       if (e.isDirectory() && depth < 1) visit(p, depth + 1);
       const m = /\.tmp-(\d+)-\d+$/.exec(e.name);
-      if (e.isFile() && m && (Number(m[1]) === process.pid ? false : !alive(Number(m[1])))) {
+      if (e.isFile() && m && !alive(Number(m[1]))) {
         rmSync(p, { force: true });
         removed++;
       }

@@ -7,6 +7,7 @@
 import type { Exercise } from '../exercises.ts';
 import { checkModulePath } from '../paths.ts';
 import type { Rubric, RubricFlag } from '../rubric.ts';
+import { skippedCheck } from '../grade.ts';
 import { graderVersion } from '../version.ts';
 
 /** Builds a rubric with every check of `exercise` skipped for `reason`. */
@@ -15,7 +16,7 @@ export function placeholderRubric(opts: { exercise: Exercise; studentId: string;
   const hidden = checkModulePath(folder, 'hidden') !== null;
   const checks = manifest.checks
     .filter((c) => c.visibility === 'public' || hidden)
-    .map((c) => ({ id: c.id, name: c.title, visibility: c.visibility, score: 0, maxScore: c.points, status: 'skipped' as const, message: `not run: ${opts.reason}`, durationMs: 0 }));
+    .map((c) => skippedCheck(c, `not run: ${opts.reason}`));
   return {
     schemaVersion: 1,
     exercise: folder,

@@ -7,18 +7,16 @@
  * the rubric files alone.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import type { Exercise } from '../exercises.ts';
-import { hashTree } from '../submission.ts';
+import { hashTree, NO_SRC_SHA256 } from '../submission.ts';
 import { locateExercise, type StudentSource } from './discover.ts';
 import { readRubricFile, rubricPath } from './layout.ts';
 import { extractZip, ZipError, type UnzipLimits } from './unzip.ts';
 
 /** The fingerprint recorded for an exercise missing from a student's work. */
 export const MISSING_SHA256 = createHash('sha256').update('dtlab: no folder for this exercise').digest('hex');
-/** What gradeSubmission records for a folder without src/. */
-const NO_SRC_SHA256 = '0'.repeat(64);
 
 /** One student and one exercise. */
 export interface Pair {
@@ -39,12 +37,10 @@ export interface Pair {
   done: boolean;
 }
 
-/** A student's pairs, and how to clean up after them. */
+/** A student's pairs. */
 export interface StudentPlan {
   student: StudentSource;
   pairs: Pair[];
-  /** The unpacked zip, removed by `dispose`. */
-  dispose(): void;
 }
 
 /** Options of planning. */
@@ -78,13 +74,11 @@ export async function planStudent(student: StudentSource, exercises: readonly Ex
   let refused: string | null = null;
   let refusedSha = '';
   const notes: string[] = [];
-  let dispose = () => {};
   if (student.kind === 'zip') {
     root = join(opts.unpackDir, student.id);
     try {
       const z = await extractZip(student.path, root, opts.unzip);
       if (z.skipped.length) notes.push(`left out of ${basename(student.path)}: ${z.skipped.join('; ')}`);
-      dispose = () => rmSync(root, { recursive: true, force: true });
     } catch (e) {
       if (!(e instanceof ZipError)) throw e;
       refused = e.reason;
@@ -107,5 +101,5 @@ export async function planStudent(student: StudentSource, exercises: readonly Ex
     }
     return { ...pair, done: !opts.force && isDone(pair.rubricFile, pair, opts.graderVersion) };
   });
-  return { student, pairs, dispose };
+  return { student, pairs };
 }

@@ -16,7 +16,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { listExercises, type Exercise } from '../exercises.ts';
 import { gradeSubmission } from '../grade.ts';
-import { toGradescope, validateRubric, writeAtomic, writeRubric, type Rubric } from '../rubric.ts';
+import { toGradescope, writeAtomic, writeRubric, type Rubric } from '../rubric.ts';
 import { graderVersion } from '../version.ts';
 import { discoverStudents } from './discover.ts';
 import type { BatchEvent, PairRef } from './events.ts';
@@ -117,7 +117,10 @@ export async function runBatch(opts: BatchOptions): Promise<BatchResult> {
   const plans: StudentPlan[] = [];
   const counts = { passed: 0, failed: 0, error: 0 };
   let graded = 0;
+  let builtAt = -1; // `graded` when the gradebook was last rebuilt
   const rebuild = () => {
+    if (graded === builtAt) return; // nothing new since
+    builtAt = graded;
     try {
       writeGradebook(outDir);
     } catch {
@@ -160,20 +163,17 @@ export async function runBatch(opts: BatchOptions): Promise<BatchResult> {
       // The folder changed between planning and grading: record what was graded; the next run sees the new work.
       rubric.notes = [...(rubric.notes ?? []), 'the submission changed while the batch ran: the fingerprint is of what was graded'];
     }
-    validateRubric(rubric);
-    record1(p, rubric);
+    record1(p, rubric); // writeRubric validates it first
   };
 
-  let remaining = 0;
+  const total = students.length * exercises.length;
   let skipped = 0;
-  let total = 0;
   try {
     for (const s of students) {
       if (signal?.aborted) break;
       plans.push(await planStudent(s, exercises, { outDir, unpackDir, graderVersion: version, force: Boolean(opts.force), ...(opts.unzip ? { unzip: opts.unzip } : {}) }));
     }
     const pairs = plans.flatMap((p) => p.pairs);
-    total = students.length * exercises.length;
     skipped = pairs.filter((p) => p.done).length;
     const queue = pairs.filter((p) => !p.done);
     emit({ type: 'planned', students: students.length, exercises: exercises.map((e) => e.manifest.id), total, done: skipped, toGrade: queue.length, jobs, shard: formatShard(opts.shard ?? null), problems: discovered.problems });
@@ -199,13 +199,11 @@ export async function runBatch(opts: BatchOptions): Promise<BatchResult> {
       }
     };
     await Promise.all(Array.from({ length: Math.min(jobs, Math.max(queue.length, 1)) }, lane));
-    remaining = total - skipped - graded;
   } finally {
     clearInterval(timer);
     await typeChecker?.close();
-    for (const p of plans) p.dispose();
     rmSync(unpackDir, { recursive: true, force: true });
   }
   const gradebook = writeGradebook(outDir);
-  return { outDir, students: students.length, pairs: total, skipped, graded, remaining: signal?.aborted ? Math.max(remaining, total - skipped - graded) : remaining, interrupted: Boolean(signal?.aborted), counts, gradebook };
+  return { outDir, students: students.length, pairs: total, skipped, graded, remaining: total - skipped - graded, interrupted: Boolean(signal?.aborted), counts, gradebook };
 }

@@ -8,9 +8,8 @@
  * skips what is graded; Ctrl-C stops cleanly. Exits 0 when every pair is
  * graded (whatever the scores), 2 on a usage error, 130/143 when stopped.
  */
-import { availableParallelism } from 'node:os';
 import { relative } from 'node:path';
-import { findExercise, listExercises } from '../exercises.ts';
+import { findExercise } from '../exercises.ts';
 import { DiscoverError } from '../batch/discover.ts';
 import { createProgress } from '../batch/progress.ts';
 import { RecordError } from '../batch/record.ts';
@@ -43,7 +42,7 @@ async function main(): Promise<number> {
   }
   if (positional.length !== 1) throw new UsageError(`give one submissions folder${positional.length ? `, got: ${positional.join(' ')}` : ''}\n${USAGE}`);
   if (typeof options.out !== 'string') throw new UsageError(`--out <dir> is required: where the rubrics and the gradebook go\n${USAGE}`);
-  const exercises = typeof options.exercises === 'string' ? [...new Map(options.exercises.split(',').filter(Boolean).map((n) => findExercise(n)).map((e) => [e.folder, e])).values()] : listExercises();
+  const exercises = typeof options.exercises === 'string' ? [...new Map(options.exercises.split(',').filter(Boolean).map((n) => findExercise(n)).map((e) => [e.folder, e])).values()] : undefined; // runBatch's default: every exercise
   const seed = options.seed === undefined ? undefined : Number(options.seed);
   if (seed !== undefined && !(Number.isInteger(seed) && seed >= 0)) throw new UsageError(`--seed must be a non-negative integer, got ${String(options.seed)}`);
   const timeout = positive('timeout', options.timeout, false);
@@ -66,7 +65,7 @@ async function main(): Promise<number> {
       submissions: positional[0]!,
       out: options.out,
       exercises,
-      jobs: positive('jobs', options.jobs) ?? availableParallelism(),
+      jobs: positive('jobs', options.jobs), // runBatch's default: the number of cores
       shard: resolveShard(options.shard as string | undefined, options['shard-count'] as string | undefined),
       force: Boolean(options.force),
       ...(timeout !== undefined ? { timeoutMs: Math.round(timeout * 1000) } : {}),
