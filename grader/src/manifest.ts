@@ -67,7 +67,7 @@ export function validateManifest(data: unknown, file: string, folder?: string): 
   const ids = m.checks.map((c) => c.id);
   const dup = ids.filter((id, i) => ids.indexOf(id) !== i);
   if (dup.length) problems.push(`check ids must be unique; repeated: ${[...new Set(dup)].join(', ')}`);
-  const total = m.checks.reduce((s, c) => s + c.points, 0);
+  const total = maxPoints(m);
   if (m.totalPoints !== undefined && Math.abs(total - m.totalPoints) > 1e-9) problems.push(`totalPoints is ${m.totalPoints} but the checks' points add up to ${total}`);
   if (problems.length) throw new ManifestError(file, problems);
   return m;

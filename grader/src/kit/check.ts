@@ -12,6 +12,7 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Exercise } from '../exercises.ts';
+import { maxPoints } from '../manifest.ts';
 import { writeAtomic } from '../rubric.ts';
 import { graderVersion } from '../version.ts';
 import { checkCurriculum, exerciseFolderNames, resolveFolder } from './curriculum.ts';
@@ -56,7 +57,7 @@ export async function checkExercise(folder: string, layout: KitLayout = REPO, se
     if (hasEntries(exercise.dir)) starter = await gradeStarter(exercise, findings, seeds);
     if (hasEntries(join(layout.solutions, folder))) solution = await gradeSolution(exercise, layout.solutions, findings, seeds);
   }
-  const sum = manifest ? manifest.checks.reduce((s, c) => s + c.points, 0) : 0;
+  const sum = manifest ? maxPoints(manifest) : 0;
   const graded = solution?.[0]?.maxScore ?? starter?.[0]?.maxScore ?? null;
   if (manifest && graded !== null && graded !== (manifest.totalPoints ?? sum)) findings.error('points', `a graded rubric is out of ${graded}, but exercise.json's total is ${manifest.totalPoints ?? sum}`);
   return {
@@ -106,8 +107,6 @@ export interface KitCheckOptions {
 /** The outcome of `pnpm kit check`. */
 export interface KitCheckResult {
   startedAt: number;
-  /** Curriculum-wide findings (ids, orphans, turbo, lockfile, the student export). */
-  curriculum: Finding[];
   folders: string[];
   /** Each checked exercise's report (null: its task wrote none). */
   reports: Map<string, ExerciseReport | null>;
@@ -141,10 +140,9 @@ export async function runKitCheck(opts: KitCheckOptions = {}): Promise<KitCheckR
     runKitTasks(layout, folders, { concurrency: opts.concurrency ?? 2, force: opts.force ?? false });
   }
   const reports = new Map(folders.map((f) => [f, readExerciseReport(layout, f)] as const));
-  const missing = new Findings(null);
-  for (const [folder, r] of reports) {
-    if (!r) missing.list.push({ level: 'error', check: 'task', exercise: folder, message: `its kit:check task wrote no report (see turbo's log above; is "kit:check" in exercises/${folder}/package.json and turbo.json?)` });
-  }
-  const findings = [...curriculum.list, ...exportFindings.list, ...missing.list, ...[...reports.values()].flatMap((r) => r?.findings ?? [])];
-  return { startedAt, curriculum: [...curriculum.list, ...exportFindings.list], folders, reports, findings };
+  const missing = [...reports].flatMap(([folder, r]): Finding[] =>
+    r ? [] : [{ level: 'error', check: 'task', exercise: folder, message: `its kit:check task wrote no report (see turbo's log above; is "kit:check" in exercises/${folder}/package.json and turbo.json?)` }],
+  );
+  const findings = [...curriculum.list, ...exportFindings.list, ...missing, ...[...reports.values()].flatMap((r) => r?.findings ?? [])];
+  return { startedAt, folders, reports, findings };
 }

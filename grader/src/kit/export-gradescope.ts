@@ -14,8 +14,9 @@ import { resolveFolder, exerciseFolderNames } from './curriculum.ts';
 import { exportLeaks, exportTree, studentExportPlan } from './export-plan.ts';
 import { ExportError, ExportLeakError, regenerateLockfile, writeEntries } from './export-student.ts';
 import { REPO, type KitLayout } from './layout.ts';
-import { walkFiles } from './leaks.ts';
+import { secretsOf, walkFiles } from './leaks.ts';
 import { renderTree } from './template.ts';
+import { pinnedPnpm } from './pnpm.ts';
 
 /** Zip entries get this modification time, so that the same inputs make the same zip. */
 const MTIME = new Date('2020-01-01T00:00:00Z');
@@ -38,16 +39,16 @@ export function exportGradescope(name: string, outZip: string, opts: { layout?: 
   if (existsSync(zipPath) && !opts.force) throw new ExportError(`${outZip} exists: choose another name, or add --force to replace it`);
   if (!existsSync(join(layout.hidden, folder, 'checks.ts'))) throw new ExportError(`grader/hidden/${folder}/checks.ts is missing: a Gradescope autograder runs the hidden checks`);
 
-  const entries = [...studentExportPlan(layout), ...exportTree(layout, `grader/hidden/${folder}`)];
-  const leaks = exportLeaks(layout, entries, { allowHidden: [folder] });
+  const secrets = secretsOf(layout);
+  const entries = [...studentExportPlan(layout, secrets), ...exportTree(layout, `grader/hidden/${folder}`)];
+  const leaks = exportLeaks(layout, entries, { allowHidden: [folder], secrets });
   if (leaks.length) throw new ExportLeakError(leaks);
 
   const stage = mkdtempSync(join(tmpdir(), 'dtlab-gradescope-'));
   try {
     writeEntries(stage, entries);
     regenerateLockfile(layout, stage);
-    const pkg = JSON.parse(readFileSync(join(layout.root, 'package.json'), 'utf8')) as { packageManager?: string };
-    const vars = { id: folder.slice(0, 4), folder, pnpm: pkg.packageManager ?? 'pnpm@10.34.9' };
+    const vars = { id: folder.slice(0, 4), folder, pnpm: pinnedPnpm(layout.root) ?? 'pnpm@10.34.9' };
     const files: Zippable = {};
     for (const s of renderTree(join(layout.templates, 'gradescope'), vars)) files[s.path] = [new TextEncoder().encode(s.text), { os: 3, attrs: (0o100755 << 16) >>> 0, mtime: MTIME }];
     const written = walkFiles(stage, new Set(['node_modules']));

@@ -12,7 +12,7 @@ import { exerciseFolderNames } from './curriculum.ts';
 import { formatJson } from './json-format.ts';
 import { importsOf } from './imports.ts';
 import { GENERATED_DIRS, type KitLayout, REPO } from './layout.ts';
-import { scanForLeaks, secretsOf, walkFiles, type SourceText } from './leaks.ts';
+import { scanForLeaks, secretsOf, walkFiles, type Secret, type SourceText } from './leaks.ts';
 import { EXERCISE_ENTRIES } from './structure.ts';
 import { KIT_TASK, withoutKitTasks } from './turbo.ts';
 
@@ -64,8 +64,12 @@ function jsonEdit(file: string, edit: (j: Record<string, any>) => void): string 
   return formatJson(j);
 }
 
-/** The files of the student export of `layout`, in order. */
-export function studentExportPlan(layout: KitLayout = REPO): ExportEntry[] {
+/**
+ * The files of the student export of `layout`, in order. `secrets` (what
+ * secretsOf finds, computed when not given) decides which grader test
+ * fixtures stay behind.
+ */
+export function studentExportPlan(layout: KitLayout = REPO, secrets: readonly Secret[] = secretsOf(layout)): ExportEntry[] {
   const out: ExportEntry[] = [];
   const root = (f: string) => join(layout.root, f);
   for (const f of ROOT_FILES) {
@@ -91,7 +95,7 @@ export function studentExportPlan(layout: KitLayout = REPO): ExportEntry[] {
   }
   for (const f of GRADER_FILES) if (existsSync(root(`grader/${f}`))) out.push({ path: `grader/${f}`, from: root(`grader/${f}`) });
   for (const d of GRADER_DIRS) out.push(...exportTree(layout, `grader/${d}`));
-  out.push(...graderTests(layout));
+  out.push(...graderTests(layout, secrets));
   return out;
 }
 
@@ -100,7 +104,7 @@ export function studentExportPlan(layout: KitLayout = REPO): ExportEntry[] {
  * folder (grader/test/fixtures/<name>/) that holds a solution's or a hidden
  * check's source stays behind, and so does every test that names it.
  */
-function graderTests(layout: KitLayout): ExportEntry[] {
+function graderTests(layout: KitLayout, secrets: readonly Secret[]): ExportEntry[] {
   const FIXTURES = 'grader/test/fixtures/';
   const all = exportTree(layout, 'grader/test');
   const byFixture = new Map<string, ExportEntry[]>();
@@ -108,7 +112,6 @@ function graderTests(layout: KitLayout): ExportEntry[] {
     const name = e.path.slice(FIXTURES.length).split('/')[0]!;
     byFixture.set(name, [...(byFixture.get(name) ?? []), e]);
   }
-  const secrets = secretsOf(layout);
   const kept: ExportEntry[] = [];
   const dropped: string[] = [];
   for (const [name, files] of byFixture) {
@@ -133,15 +136,19 @@ function textOf(e: ExportEntry): string | null {
   return buf.length > 2 * 1024 * 1024 || buf.includes(0) ? null : buf.toString('utf8');
 }
 
-/** What in `entries` would leak a solution or (unless `allowHidden`) a hidden check: one line each. */
-export function exportLeaks(layout: KitLayout, entries: readonly ExportEntry[], opts: { allowHidden?: string[] } = {}): string[] {
+/**
+ * What in `entries` would leak a solution or (unless `allowHidden`) a hidden
+ * check: one line each. `secrets` as secretsOf finds them (computed when not
+ * given).
+ */
+export function exportLeaks(layout: KitLayout, entries: readonly ExportEntry[], opts: { allowHidden?: string[]; secrets?: readonly Secret[] } = {}): string[] {
   const out: string[] = [];
   const allowed = (p: string) => (opts.allowHidden ?? []).some((folder) => p.startsWith(`grader/hidden/${folder}/`));
   for (const e of entries) {
     if (e.path.startsWith('solutions/')) out.push(`${e.path} is a reference solution`);
     else if (e.path.startsWith('grader/hidden/') && !allowed(e.path)) out.push(`${e.path} is a hidden check`);
   }
-  const secrets = secretsOf(layout).filter((s) => !allowed(s.path));
+  const secrets = (opts.secrets ?? secretsOf(layout)).filter((s) => !allowed(s.path));
   const texts: SourceText[] = [];
   for (const e of entries) {
     if (allowed(e.path)) continue;
@@ -153,6 +160,7 @@ export function exportLeaks(layout: KitLayout, entries: readonly ExportEntry[], 
 
 /** The leaks a student export of `layout` would have (a dry run: nothing is written). */
 export function studentExportLeaks(layout: KitLayout = REPO): string[] {
-  return exportLeaks(layout, studentExportPlan(layout));
+  const secrets = secretsOf(layout);
+  return exportLeaks(layout, studentExportPlan(layout, secrets), { secrets });
 }
 

@@ -11,7 +11,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { exerciseFolderNames } from './curriculum.ts';
 import { exportLeaks, studentExportPlan, type ExportEntry } from './export-plan.ts';
 import { GENERATED_DIRS, type KitLayout, REPO } from './layout.ts';
-import { walkFiles } from './leaks.ts';
+import { secretsOf, walkFiles } from './leaks.ts';
 import { runPnpm } from './pnpm.ts';
 
 /** An export that would hand students what they must not see; nothing is kept. */
@@ -76,8 +76,9 @@ export interface ExportSummary {
 /** Builds the student repository in `out`. */
 export function exportStudent(out: string, opts: { layout?: KitLayout; force?: boolean } = {}): ExportSummary {
   const layout = opts.layout ?? REPO;
-  const entries = studentExportPlan(layout);
-  const leaks = exportLeaks(layout, entries);
+  const secrets = secretsOf(layout); // the repository does not change while it is exported
+  const entries = studentExportPlan(layout, secrets);
+  const leaks = exportLeaks(layout, entries, { secrets });
   if (leaks.length) throw new ExportLeakError(leaks);
   const abs = prepareOut(layout, out, opts.force);
   try {
@@ -85,7 +86,7 @@ export function exportStudent(out: string, opts: { layout?: KitLayout; force?: b
     regenerateLockfile(layout, abs);
     // The export as written, scanned again: what a student will actually get.
     const written = walkFiles(abs, GENERATED_DIRS).map((p) => ({ path: p, from: join(abs, p) }));
-    const after = exportLeaks(layout, written);
+    const after = exportLeaks(layout, written, { secrets });
     if (after.length) throw new ExportLeakError(after);
     return { out: abs, files: written.length, exercises: exerciseFolderNames(layout) };
   } catch (e) {

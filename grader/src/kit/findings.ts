@@ -43,10 +43,6 @@ export class Findings {
   warn(check: KitCheckName, message: string): void {
     this.list.push({ level: 'warning', check, exercise: this.exercise, message });
   }
-
-  get errors(): Finding[] {
-    return this.list.filter((f) => f.level === 'error');
-  }
 }
 
 /** `1 error`, `2 warnings`. */

@@ -86,7 +86,7 @@ function meaningfulLines(text: string): string[] {
 }
 
 /** The secrets of a repository: each solution file and hidden check file, with its distinctive lines. */
-export function secretsOf(layout: KitLayout, opts: { hidden?: boolean } = {}): Secret[] {
+export function secretsOf(layout: KitLayout): Secret[] {
   const publicLines = new Set<string>();
   for (const base of [layout.exercises, layout.checks]) {
     for (const f of walkFiles(base)) if (SOURCE.test(f) || f.endsWith('.md') || f.endsWith('.json')) meaningfulLines(readFileSync(join(base, f), 'utf8')).forEach((l) => publicLines.add(l));
@@ -99,7 +99,7 @@ export function secretsOf(layout: KitLayout, opts: { hidden?: boolean } = {}): S
     }
   };
   collect(layout.solutions, 'solution');
-  if (opts.hidden !== false) collect(layout.hidden, 'hidden check');
+  collect(layout.hidden, 'hidden check');
   return secrets.filter((s) => s.lines.size > 0);
 }
 

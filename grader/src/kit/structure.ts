@@ -7,7 +7,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { loadManifest, ManifestError, type Manifest } from '../manifest.ts';
+import { loadManifest, ManifestError, maxPoints, type Manifest } from '../manifest.ts';
 import { checkPolicy, formatViolations } from '../policy.ts';
 import { Findings } from './findings.ts';
 import { GENERATED_DIRS, packageNames, type KitLayout } from './layout.ts';
@@ -113,7 +113,7 @@ export async function checkStructure(folder: string, layout: KitLayout): Promise
   }
 
   if (manifest) {
-    if (manifest.totalPoints === undefined) f.error('points', `exercise.json has no totalPoints: add "totalPoints": ${manifest.checks.reduce((s, c) => s + c.points, 0)} (the checks' points add up to it)`);
+    if (manifest.totalPoints === undefined) f.error('points', `exercise.json has no totalPoints: add "totalPoints": ${maxPoints(manifest)} (the checks' points add up to it)`);
     const hints = manifest.hints.map((h) => h.trim());
     hints.forEach((h, i) => {
       if (h.length < 10) f.error('hints', `hint ${i + 1} is empty or too short to help`);

@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { formatJson } from './json-format.ts';
+import { onPath, pinnedPnpm, QUIET_TURBO } from './pnpm.ts';
 import { KIT_RESULT_DIR, packageNames, type KitLayout } from './layout.ts';
 
 /** The `kit:check` script of every exercise package: checks that one exercise (cwd) and writes `.kit/check.json`. */
@@ -83,13 +84,9 @@ export function withoutKitTasks(turboText: string): string {
   return formatJson({ ...turbo, tasks });
 }
 
-function onPath(bin: string, env: NodeJS.ProcessEnv): boolean {
-  return (env.PATH ?? '').split(delimiter).some((d) => d && existsSync(join(d, bin)));
-}
-
 /** An environment in which turbo finds pnpm: pnpm's own folder first when pnpm started us. */
 function turboEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, TURBO_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...QUIET_TURBO };
   const execPath = env.npm_execpath;
   if (execPath && /pnpm/.test(execPath)) {
     for (const dir of [dirname(execPath), join(dirname(execPath), '..', '..', '.bin'), join(dirname(execPath), '..', 'bin')]) {
@@ -104,19 +101,17 @@ export interface TurboRunOptions {
   concurrency: number;
   /** Ignore turbo's cache (`--force`). */
   force?: boolean;
-  /** How much of each task's log turbo prints. */
-  outputLogs?: 'full' | 'errors-only' | 'new-only' | 'none';
 }
 
 /** Runs `turbo run kit:check` for `folders` (continuing past failures); returns turbo's exit code. */
 export function runKitTasks(layout: KitLayout, folders: readonly string[], opts: TurboRunOptions): number {
   const env = turboEnv();
-  const args = ['run', KIT_TASK, '--continue', `--concurrency=${opts.concurrency}`, `--output-logs=${opts.outputLogs ?? 'errors-only'}`, ...(opts.force ? ['--force'] : []), ...folders.map((f) => `--filter=./exercises/${f}`)];
+  const args = ['run', KIT_TASK, '--continue', `--concurrency=${opts.concurrency}`, '--output-logs=errors-only', ...(opts.force ? ['--force'] : []), ...folders.map((f) => `--filter=./exercises/${f}`)];
   const turbo = join(layout.root, 'node_modules', '.bin', 'turbo');
-  const pkg = JSON.parse(readFileSync(join(layout.root, 'package.json'), 'utf8')) as { packageManager?: string };
+  const pinned = pinnedPnpm(layout.root);
   // turbo runs each task with the package manager, so pnpm must be on PATH; when it is not, run turbo through pnpm.
-  const r = onPath('pnpm', env) || !pkg.packageManager
+  const r = onPath('pnpm', env) || !pinned
     ? spawnSync(turbo, args, { cwd: layout.root, env, stdio: 'inherit' })
-    : spawnSync('npx', ['-y', pkg.packageManager, 'exec', 'turbo', ...args], { cwd: layout.root, env, stdio: 'inherit' });
+    : spawnSync('npx', ['-y', pinned, 'exec', 'turbo', ...args], { cwd: layout.root, env, stdio: 'inherit' });
   return r.status ?? 2;
 }
