@@ -24,7 +24,7 @@ export { rubricPath, gradescopePath, readRubricFile, listRubrics, removeStaleTem
 export { readRecord, writeRecord, nextRecord, RecordError, type BatchRecord } from './batch/record.ts';
 export { mergeShards, mergeProblems, MergeError, type MergeOptions } from './batch/merge.ts';
 export { extractZip, ZipError, DEFAULT_UNZIP_LIMITS, type UnzipLimits, type Unzipped } from './batch/unzip.ts';
-export { TypeChecker, typeCheckNote, type TypeCheckResult, type TypeCheckerOptions } from './batch/typecheck.ts';
+export { TypeChecker, typeCheckNote, recordTypeCheck, type TypeCheckResult, type TypeCheckerOptions } from './typecheck.ts';
 export { placeholderRubric } from './batch/placeholder.ts';
 export { createProgress, LineProgress, BarProgress, type ProgressView } from './batch/progress.ts';
 // Course-author kit (pnpm kit new|check|export|sync).

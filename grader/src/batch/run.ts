@@ -26,7 +26,7 @@ import { placeholderRubric } from './placeholder.ts';
 import { planStudent, type Pair, type StudentPlan } from './plan.ts';
 import { nextRecord, readRecord, writeRecord } from './record.ts';
 import { formatShard, inShard, type Shard } from './shard.ts';
-import { TypeChecker, typeCheckNote } from './typecheck.ts';
+import { TypeChecker, recordTypeCheck } from '../typecheck.ts';
 import { BATCH_TMP_PREFIX, ownedName, sweepLeftovers } from '../leftovers.ts';
 import type { UnzipLimits } from './unzip.ts';
 
@@ -155,10 +155,8 @@ export async function runBatch(opts: BatchOptions): Promise<BatchResult> {
     rubric.submission.path = p.displayPath;
     // Messages name the folder graded, which for a zip is a temporary one: name it as the TA knows it.
     for (const c of rubric.checks) c.message = c.message.split(p.dir).join(p.displayPath);
-    const note = typed ? typeCheckNote(typed) : null;
-    const notes = [...(rubric.notes ?? []), ...p.notes, ...(note ? [note] : [])];
-    if (notes.length) rubric.notes = notes;
-    if (typed?.status === 'errors') rubric.flags = [...(rubric.flags ?? []), 'type-errors'];
+    if (p.notes.length) rubric.notes = [...(rubric.notes ?? []), ...p.notes];
+    if (typed) recordTypeCheck(rubric, typed);
     if (rubric.submission.sha256 !== p.sha256) {
       // The folder changed between planning and grading: record what was graded; the next run sees the new work.
       rubric.notes = [...(rubric.notes ?? []), 'the submission changed while the batch ran: the fingerprint is of what was graded'];

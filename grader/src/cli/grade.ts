@@ -1,11 +1,16 @@
 /**
- * `pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden]`
+ * `pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden] [--typecheck]`
  *
  * Grades one exercise and prints a report; exits 0 when every check passed,
- * 1 when one failed, 2 when grading itself failed. Without an exercise it
- * lists every exercise with its last score.
+ * 1 when one failed, 2 when grading itself failed. With --typecheck the
+ * submission is also type-checked meanwhile, as batch grading always does:
+ * type errors become a note in the report and the rubric (and the flag
+ * 'type-errors'), never points. It is not the default because it takes about
+ * two seconds more. Without an exercise it lists every exercise with its
+ * last score.
  */
 import { randomInt } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { findExercise, listExercises } from '../exercises.ts';
 import { gradeSubmission } from '../grade.ts';
@@ -13,9 +18,10 @@ import { sweepLeftovers } from '../leftovers.ts';
 import { formatReport, palette } from '../report.ts';
 import { toGradescope, validateRubric, writeAtomic, writeRubric } from '../rubric.ts';
 import { defaultRubricPath, hintsShown, lastRubric } from '../state.ts';
+import { recordTypeCheck, TypeChecker } from '../typecheck.ts';
 import { parseArgs, runCli, UsageError } from './args.ts';
 
-const USAGE = 'usage: pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden]';
+const USAGE = 'usage: pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden] [--typecheck]';
 
 function progressView(color: boolean): number {
   const c = palette(color);
@@ -31,7 +37,7 @@ function progressView(color: boolean): number {
 }
 
 async function main(): Promise<number> {
-  const { positional, options } = parseArgs(process.argv.slice(2), ['submission', 'out', 'format', 'seed'], ['no-hidden', 'help'], USAGE);
+  const { positional, options } = parseArgs(process.argv.slice(2), ['submission', 'out', 'format', 'seed'], ['no-hidden', 'typecheck', 'help'], USAGE);
   if (options.help) {
     console.log(USAGE);
     return 0;
@@ -51,10 +57,13 @@ async function main(): Promise<number> {
   }
   const id = exercise.manifest.id;
   const submissionDir = (options.submission as string | undefined) ?? exercise.dir;
+  if (!existsSync(submissionDir)) throw new UsageError(`--submission ${submissionDir}: no such folder (a submission is a folder holding the exercise's src/)`);
   const out = (options.out as string | undefined) ?? (format === 'rubric' ? defaultRubricPath(id) : defaultRubricPath(`${id}.gradescope`));
   const shown = hintsShown(id);
   const live = Boolean(process.stderr.isTTY);
   sweepLeftovers(); // private copies of a grading killed with kill -9
+  const typeChecker = options.typecheck ? new TypeChecker() : null;
+  const typed = typeChecker?.check(submissionDir, exercise);
   const rubric = await gradeSubmission({
     exercise,
     submissionDir,
@@ -65,6 +74,11 @@ async function main(): Promise<number> {
       if (live && m.type === 'check-started') process.stderr.write(`\r\x1b[2Kgrading ${id}: ${m.id} ...`);
     },
   });
+  if (typeChecker && typed) {
+    if (live) process.stderr.write(`\r\x1b[2Kgrading ${id}: type-checking src/ ...`);
+    recordTypeCheck(rubric, await typed);
+    await typeChecker.close();
+  }
   if (live) process.stderr.write('\r\x1b[2K');
   if (format === 'rubric') writeRubric(out, rubric);
   else {

@@ -5,16 +5,21 @@
  * every check (the SourceFile cache), so each submission costs little more
  * than its own files.
  */
+import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
 import { join, relative, sep } from 'node:path';
-import ts from 'typescript';
+import type TypeScript from 'typescript';
+
+// Required, not imported: an ES-module import of a CommonJS package first scans
+// its whole source for export names, and typescript.js is 9 MB (about 250 ms).
+const ts = createRequire(import.meta.url)('typescript') as typeof TypeScript;
 import type { TypeCheckRequest, TypeCheckResponse } from './typecheck.ts';
 
 const MAX_LISTED = 20;
-const sourceFiles = new Map<string, ts.SourceFile>();
-const configs = new Map<string, ts.CompilerOptions>();
+const sourceFiles = new Map<string, TypeScript.SourceFile>();
+const configs = new Map<string, TypeScript.CompilerOptions>();
 
-function compilerOptions(tsconfig: string): ts.CompilerOptions {
+function compilerOptions(tsconfig: string): TypeScript.CompilerOptions {
   let options = configs.get(tsconfig);
   if (!options) {
     const parsed = ts.getParsedCommandLineOfConfigFile(tsconfig, {}, {
@@ -56,7 +61,7 @@ function check(req: TypeCheckRequest): TypeCheckResponse {
   };
   const roots = sourceFilesUnder(srcDir);
   const program = ts.createProgram({ rootNames: roots, options, host });
-  const diagnostics: ts.Diagnostic[] = [];
+  const diagnostics: TypeScript.Diagnostic[] = [];
   for (const sf of program.getSourceFiles()) {
     if (!inSubmission(sf.fileName)) continue;
     diagnostics.push(...program.getSyntacticDiagnostics(sf), ...program.getSemanticDiagnostics(sf));

@@ -1,19 +1,22 @@
 /**
- * Type-checking submissions during batch grading. A type error does not stop
- * a submission from running (tsx strips types), so it never changes the
- * score; it is reported as a rubric note and the flag 'type-errors', because
+ * Type-checking submissions, beside their grading (`pnpm grade` and batch
+ * grading). A type error does not stop a submission from running (types are
+ * stripped, not checked, when it loads), so it never changes the score; it is
+ * reported as a rubric note and the flag 'type-errors', because a student or
  * a TA reading a failing submission wants to know.
  *
  * The checks run one at a time in one worker thread beside the gradings
- * (the compiler is synchronous; a thread keeps the batch responsive and can
+ * (the compiler is synchronous; a thread keeps the caller responsive and can
  * be stopped), on a private copy of the submission inside the repository,
  * so that `@dtlab/*` imports resolve as they do for the student.
  */
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
-import type { Exercise } from '../exercises.ts';
-import { privateCopy, SubmissionError } from '../submission.ts';
-import { sourceFiles } from '../policy.ts';
+import { fileURLToPath } from 'node:url';
+import type { Exercise } from './exercises.ts';
+import type { Rubric } from './rubric.ts';
+import { privateCopy, SubmissionError } from './submission.ts';
+import { sourceFiles } from './policy.ts';
 import { statSync } from 'node:fs';
 
 /** Sent to the worker. */
@@ -48,7 +51,13 @@ export interface TypeCheckerOptions {
   maxSourceBytes?: number;
 }
 
-const BOOT = new URL('./typecheck-boot.mjs', import.meta.url);
+// The worker's first module, as CommonJS source run with `eval`: a worker
+// started from a file loads Node's ES-module loader (about 0.3 s before the
+// first check), one started from CommonJS source does not.
+const WORKER_TS = fileURLToPath(new URL('./typecheck-worker.ts', import.meta.url));
+const BOOT = `const r = require('node:module').createRequire(${JSON.stringify(WORKER_TS)});
+r('tsx/cjs/api').register();
+r(${JSON.stringify(WORKER_TS)});`;
 
 /** A queue of type checks served by one worker thread, restarted if a check overruns. */
 export class TypeChecker {
@@ -105,7 +114,7 @@ export class TypeChecker {
 
   private start(): Promise<void> {
     if (this.ready) return this.ready;
-    const worker = new Worker(BOOT, { name: 'dtlab type checker', stdout: true, stderr: true });
+    const worker = new Worker(BOOT, { eval: true, name: 'dtlab type checker', stdout: true, stderr: true });
     worker.stdout.resume();
     worker.stderr.resume();
     worker.unref();
@@ -179,4 +188,11 @@ export function typeCheckNote(r: TypeCheckResult): string | null {
   if (r.status === 'skipped') return `type check: not run (${r.reason})`;
   const more = r.count > r.errors.length ? `\n... and ${r.count - r.errors.length} more` : '';
   return `type check (tsc with the exercise's tsconfig): ${r.count} error${r.count === 1 ? '' : 's'}; the code ran anyway and the score does not count them:\n${r.errors.join('\n')}${more}`;
+}
+
+/** Adds a type check's outcome to `rubric`: its note, if it has one, and the flag 'type-errors' when there were errors. */
+export function recordTypeCheck(rubric: Rubric, r: TypeCheckResult): void {
+  const note = typeCheckNote(r);
+  if (note) rubric.notes = [...(rubric.notes ?? []), note];
+  if (r.status === 'errors') rubric.flags = [...(rubric.flags ?? []), 'type-errors'];
 }
