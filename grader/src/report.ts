@@ -38,8 +38,10 @@ export function formatReport(r: Rubric, opts: { color: boolean; title?: string; 
     if (ch.comm && ch.status !== 'skipped') lines.push(c.dim(`        communication: ${ch.comm.messages} messages, ${formatBytes(ch.comm.bytes)}, virtual time ${formatUs(ch.comm.virtualTimeUs)}`));
   }
   lines.push('');
-  const hidden = r.checks.filter((x) => x.visibility === 'hidden').length;
-  lines.push(r.grader.hiddenChecks === 'ran' ? `hidden checks: ran (${hidden})` : c.yellow('hidden checks: not present (public checks only)'));
+  const hidden = r.checks.filter((x) => x.visibility === 'hidden');
+  const notRun = hidden.filter((x) => x.status === 'skipped').length;
+  const ran = notRun === 0 ? `hidden checks: ran (${hidden.length})` : `hidden checks: ${hidden.length - notRun} of ${hidden.length} ran (the others were skipped: see above)`;
+  lines.push(r.grader.hiddenChecks === 'ran' ? ran : c.yellow('hidden checks: not present (public checks only)'));
   // Notes the line above does not already say (a crash outside any check, output beyond the cap).
   for (const note of (r.notes ?? []).filter((n) => n !== NO_HIDDEN_CHECKS_NOTE)) {
     const [first, ...rest] = note.split('\n');

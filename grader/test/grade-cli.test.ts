@@ -75,6 +75,17 @@ describe('pnpm grade', () => {
     expect(b.stdout).toContain(note!.split('\n')[1]!.trim());
   }, 60_000);
 
+  it('grades a folder without src/ as failed, every check skipped and said so', async () => {
+    const file = join(out, 'no-src.json');
+    const res = await grade('ex01', '--submission', out, '--out', file);
+    expect(res.exitCode, res.stderr).toBe(1);
+    const r = rubricAt(file);
+    expect(r.score).toBe(0);
+    expect(res.stdout).toContain('has no src/ folder');
+    const hidden = r.checks.filter((c) => c.visibility === 'hidden').length;
+    expect(res.stdout).toContain(`hidden checks: 0 of ${hidden} ran (the others were skipped: see above)`);
+  }, 60_000);
+
   it('refuses bad arguments with exit 2, the reason and the usage, and writes nothing', async () => {
     const cases: [string[], RegExp][] = [
       [['ex01', '--bogus'], /unknown option --bogus[\s\S]*usage: pnpm grade/],
