@@ -169,20 +169,23 @@ export function bundleContents(): { packages: string[]; modules: string[] } {
 
 /**
  * What a grading's rank workers load instead of compiling TypeScript each:
- * the bundle, and the submission's `src/` compiled here, once per grading.
- * A file that does not compile carries its error, which the rank that loads
- * it throws. Null without a bundle, or if the compiler itself failed: the
- * workers then load everything through tsx, as before.
+ * the bundle, and the submission's `src/` compiled here, once per grading,
+ * marked untrusted: each of its modules runs confined, able to load only
+ * the others and the packages in `allowedImports` (see the runtime's
+ * precompiled-loader.cjs; null, for tests only, leaves them unconfined). A file that does not compile carries its error,
+ * which the rank that loads it throws. Null without a bundle, or if the
+ * compiler itself failed: the workers then load everything through tsx.
  */
-export async function precompiledFor(submissionDir: string): Promise<PrecompiledModules | null> {
+export async function precompiledFor(submissionDir: string, allowedImports: readonly string[] | null): Promise<PrecompiledModules | null> {
   const bundle = workerBundle();
   if (!bundle) return null;
   const src = join(submissionDir, 'src');
   const files = filesUnder(src, (rel) => basename(rel) === 'node_modules')
-    .filter((f) => /\.[cm]?tsx?$/.test(f) && !f.endsWith('.d.ts'))
+    .filter((f) => /\.[cm]?[tj]sx?$/.test(f) && !f.endsWith('.d.ts'))
     .map((f) => join(src, f));
   try {
-    return { bundle, modules: await compileModules(files, { tsconfig: COURSE_TSCONFIG }) };
+    const modules = await compileModules(files, { tsconfig: COURSE_TSCONFIG });
+    return { bundle, modules, ...(allowedImports ? { untrusted: { allow: [...allowedImports] } } : {}) };
   } catch {
     // esbuild itself failed (what a file holds never throws): not the submission's fault, so tsx loads it.
     return null;

@@ -2,6 +2,7 @@
  * The CheckContext that checks run with, in the grading process. Student
  * code reaches this realm only as data: launch results from rank workers.
  */
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { launch, type LaunchResult, type RankOutcome, type WorkerPool } from '@dtlab/runtime';
 import { Tensor, deriveSeed, testing } from '@dtlab/tensor';
@@ -51,6 +52,7 @@ export class Context implements CheckContext {
   readonly comm: CommSummary = { messages: 0, bytes: 0, virtualTimeUs: 0 };
   /** Rank output dropped beyond the limit, over every launch of this check. */
   outputDroppedBytes = 0;
+  private launches = 0;
 
   constructor(
     readonly manifest: Manifest,
@@ -73,6 +75,19 @@ export class Context implements CheckContext {
     return deriveSeed(this.seed, hashString(this.checkId), ...keys.map((k) => (typeof k === 'number' ? k : hashString(k))));
   }
 
+  /**
+   * The seed the ranks of this check's next launch see as `comm.seed`: made
+   * from the grading seed by SHA-256, so that a submission can seed its own
+   * randomness reproducibly (the same --seed gives the same value) but cannot
+   * work back to the grading seed, from which the checks derive every rank's
+   * inputs (seedFor); inputs reach the ranks only as launch arguments, which
+   * the submission never sees.
+   */
+  private launchSeed(): number {
+    const digest = createHash('sha256').update(`dtlab launch\0${this.seed}\0${this.checkId}\0${this.launches++}`).digest();
+    return digest.readUInt32LE(0) >>> 1;
+  }
+
   entry(file: string): string {
     return join(this.submissionDir, file);
   }
@@ -90,7 +105,7 @@ export class Context implements CheckContext {
       // No polling for messages: it shortens a small round trip but spends CPU time that a batch
       // grading in parallel needs (measured: 10% fewer gradings per minute with 2 jobs, none faster alone).
       pollUs: 0,
-      seed: this.seed,
+      seed: this.launchSeed(),
       ...(this.pool ? { pool: this.pool } : {}),
     });
     this.comm.messages += result.trace.length;

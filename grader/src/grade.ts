@@ -42,6 +42,13 @@ export interface GradeOptions {
    * The rubric then records the flag 'policy-skipped' and never passes.
    */
   unsafeSkipPolicy?: boolean;
+  /**
+   * Tests only, with unsafeSkipPolicy: also run the submission's modules
+   * unconfined (with `process` and any built-in module), so that the walls
+   * behind the confinement (Node's permission model, the process-group kill,
+   * the scrubbed environment) are exercised too.
+   */
+  unsafeSkipConfinement?: boolean;
 }
 
 /** A check of `c` that was not run, for `message`: score 0 out of its points. */
@@ -103,7 +110,7 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
     };
     if (violations.length) return finish({ ...base, submission }, [policy, ...checks.map((c) => skippedCheck(c, 'not run: the policy check failed'))], notes, started, ['policy']);
 
-    const precompiled = await precompiledFor(copy.dir);
+    const precompiled = await precompiledFor(copy.dir, opts.unsafeSkipPolicy && opts.unsafeSkipConfinement ? null : manifest.allowedImports);
     const job: GradingJob = {
       folder,
       manifest,

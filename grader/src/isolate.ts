@@ -65,7 +65,7 @@ export function sandboxFlags(): string[] {
   const reads = [join(ROOT, 'node_modules'), PACKAGES_DIR, GRADER_DIR, COMPILE_CACHE_DIR].map((d) => `--allow-fs-read=${d}/*`);
   // The model's own start-up warnings would only bury a crash's last lines.
   const quiet = has('--disable-warning') ? ['--disable-warning=ExperimentalWarning', '--disable-warning=SecurityWarning'] : [];
-  const flags = [flag, ...reads, `--allow-fs-read=${join(ROOT, 'package.json')}`, '--allow-worker', '--allow-child-process', ...quiet];
+  const flags = [flag, ...reads, `--allow-fs-read=${join(ROOT, 'package.json')}`, '--allow-worker', ...quiet];
   if (enforces(flags)) sandbox = flags;
   if (sandbox.length) ensureCompileCache();
   return sandbox;
@@ -153,7 +153,11 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
 
   const heapMb = Math.max(256, Math.min(limits.memoryMb, 4096));
   const sandboxed = sandboxFlags().length > 0;
-  const flags = sandboxed ? [...sandboxFlags(), ...jobReads(job, jobFile)] : [];
+  // Child processes escape the permission model, so the sandbox allows them only when tsx must
+  // compile in the grading process (no precompiled modules), since tsx runs esbuild as one.
+  const flags = sandboxed ? [...sandboxFlags(), ...jobReads(job, jobFile), ...(job.precompiled ? [] : ['--allow-child-process'])] : [];
+  // No eval or new Function in the grading process: a submission that got hold of them would reach the host.
+  flags.push('--disallow-code-generation-from-strings');
   // node:child_process rather than execa here: grading one submission is the hot path, and
   // loading execa cost the grade command about 0.15 s of its start-up.
   const child = spawn(process.execPath, [...flags, `--max-old-space-size=${heapMb}`, CHILD_BOOT, jobFile], {

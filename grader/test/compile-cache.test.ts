@@ -57,7 +57,7 @@ describe('the compiled-code cache', () => {
       cpSync(join(ROOT, 'solutions', 'ex01-allreduce-mean', 'src'), join(dir, 'src'), { recursive: true });
       writeFileSync(join(dir, 'src', 'broken.ts'), 'export const a = 1;\nexport const b = ;\n');
       writeFileSync(join(dir, 'notes.ts'), 'outside src/: not compiled');
-      const pre = await precompiledFor(dir);
+      const pre = await precompiledFor(dir, []);
       expect(pre?.bundle).toBe(workerBundle());
       const src = realpathSync(join(dir, 'src'));
       expect(Object.keys(pre!.modules!).sort()).toEqual([join(src, 'allreduce-mean.ts'), join(src, 'broken.ts')]);

@@ -5,9 +5,11 @@
  * the batch finishes, each gets a valid rubric and a readable message, no
  * cheat scores, and the control is unaffected.
  *
- * A second batch grades the submissions that the policy check refuses with
+ * Two more batches grade the submissions that the policy check refuses with
  * that check skipped (a test-only option), so that the walls behind it are
- * exercised too: a rank that exits, a process that kills itself, file
+ * exercised too: first the confinement of a submission's modules (no
+ * `process`, no built-in modules), then, with that skipped as well, what
+ * stands behind it: a rank that exits, a process that kills itself, file
  * access stopped by Node's permission model, output over the cap.
  */
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -74,6 +76,11 @@ const EXPECTED: Record<string, Verdict> = {
   'wrong-shapes': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 returned 1 tensors, expected 2/ },
   'missing-exercise': { status: 'failed', score: 0, message: /no ex01-allreduce-mean \(or ex01\) folder in the submission/, flags: ['missing'] },
   'no-src': { status: 'failed', score: 0, policy: 'failed', message: /has no src\/ folder/, flags: ['policy'] },
+  // Past the static policy, stopped by the confinement of the grading process and its rank workers.
+  'calls-function-constructor': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 failed: EvalError: Code generation from strings disallowed/ },
+  // comm.seed is a one-way hash of the grading seed: the checks' inputs cannot be rebuilt from it.
+  'rebuilds-inputs-from-seed': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /elements are wrong/ },
+  'requires-through-arguments': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 failed: Error: .*src\/allreduce-mean\.ts cannot load 'node:fs': a submission may load only its own src\/ files and @dtlab\/tensor, @dtlab\/runtime/ },
 };
 
 const text = (r: Rubric) => [...r.checks.map((c) => c.message), ...(r.notes ?? [])].join('\n');
@@ -138,16 +145,47 @@ describe('the bad-submission corpus, graded in one batch', () => {
     expect(csv).toContain(`control,${MAX},${MAX},${MAX},complete,`);
     expect(csv).toContain('missing-exercise,0,0,4,complete,ex01:missing');
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
-    expect(summary.pairs).toEqual({ expected: 29, graded: 29, pending: 0 });
-    expect(summary.status).toEqual({ passed: 3, failed: 25, error: 0, missing: 1 });
+    expect(summary.pairs).toEqual({ expected: 32, graded: 32, pending: 0 });
+    expect(summary.status).toEqual({ passed: 3, failed: 28, error: 0, missing: 1 });
     expect(summary.failing.map((f: { student: string }) => f.student)).toContain('loop-at-import');
   });
 });
 
-// What only Node's permission model stops once the policy check is skipped.
+// What only Node's permission model stops once the policy check and the confinement are skipped.
 const SANDBOX_WALLS = ['writes-outside', 'reads-solutions', 'fake-rubric', 'reads-other-copies', 'plants-compiled-code'];
 
-describe('the walls behind the policy check (policy skipped: tests only)', () => {
+describe('the confinement behind the policy check (policy skipped: tests only)', () => {
+  let out: string;
+  let subs: string;
+  // Without Node's permission model behind it, a confinement that failed would let the file-writing ones write.
+  const names = ['exit-1', 'kill-self', 'reads-env', ...(sandboxFlags().length > 0 ? SANDBOX_WALLS : [])];
+
+  beforeAll(async () => {
+    out = mkdtempSync(join(tmpdir(), 'dtlab-confined-out-'));
+    subs = mkdtempSync(join(tmpdir(), 'dtlab-confined-'));
+    for (const n of names) cpSync(join(CORPUS, n), join(subs, n), { recursive: true });
+    await runBatch({ submissions: subs, out, exercises: [exercise], jobs: 2, seed: 1, unsafeSkipPolicy: true, typeCheck: false });
+  }, 170_000);
+  afterAll(() => {
+    rmSync(out, { recursive: true, force: true });
+    rmSync(subs, { recursive: true, force: true });
+  });
+
+  it('a rank has no process global: no exit, no signals, no environment', () => {
+    for (const n of ['exit-1', 'kill-self', 'reads-env']) {
+      expectVerdict(n, readRubricFile(rubricPath(out, n, 'ex01')), { status: 'failed', score: 0, policy: 'skipped', checks: { 'two-ranks': 'failed' }, message: /rank 0 failed: ReferenceError: process is not defined/ });
+    }
+  });
+
+  it.runIf(sandboxFlags().length > 0)('a submission loads no built-in module: no file reads or writes', () => {
+    for (const n of SANDBOX_WALLS) {
+      expectVerdict(n, readRubricFile(rubricPath(out, n, 'ex01')), { status: 'failed', score: 0, policy: 'skipped', checks: { 'two-ranks': 'failed' }, message: /cannot load 'node:fs': a submission may load only its own src\/ files/ });
+    }
+    expect(existsSync('/tmp/dtlab-corpus-pwned.txt')).toBe(false);
+  });
+});
+
+describe('the walls behind the policy check and the confinement (both skipped: tests only)', () => {
   let out: string;
   let subs: string;
   const sandboxed = sandboxFlags().length > 0;
@@ -160,7 +198,7 @@ describe('the walls behind the policy check (policy skipped: tests only)', () =>
     for (const n of names) cpSync(join(CORPUS, n), join(subs, n), { recursive: true });
     process.env.DTLAB_TEST_SECRET = 'hunter2'; // as a TA's token would be
     try {
-      await runBatch({ submissions: subs, out, exercises: [exercise], jobs: 2, seed: 1, unsafeSkipPolicy: true, typeCheck: false });
+      await runBatch({ submissions: subs, out, exercises: [exercise], jobs: 2, seed: 1, unsafeSkipPolicy: true, unsafeSkipConfinement: true, typeCheck: false });
     } finally {
       delete process.env.DTLAB_TEST_SECRET;
     }

@@ -63,6 +63,8 @@ export interface BatchOptions {
   gradebookEveryMs?: number;
   /** Tests only: skip the static policy check (see GradeOptions.unsafeSkipPolicy). */
   unsafeSkipPolicy?: boolean;
+  /** Tests only: also run the submissions unconfined (see GradeOptions.unsafeSkipConfinement). */
+  unsafeSkipConfinement?: boolean;
 }
 
 /** How a batch ended. */
@@ -148,7 +150,7 @@ export async function runBatch(opts: BatchOptions): Promise<BatchResult> {
     emit({ type: 'started', pair: ref(p) });
     const limits = { ...(opts.timeoutMs !== undefined ? { totalMs: opts.timeoutMs } : {}), ...(opts.memoryMb !== undefined ? { memoryMb: opts.memoryMb } : {}) };
     const [rubric, typed] = await Promise.all([
-      gradeSubmission({ exercise: p.exercise, submissionDir: p.dir, submissionId: p.student, seed, limits, ...(signal ? { signal } : {}), ...(opts.unsafeSkipPolicy ? { unsafeSkipPolicy: true } : {}) }),
+      gradeSubmission({ exercise: p.exercise, submissionDir: p.dir, submissionId: p.student, seed, limits, ...(signal ? { signal } : {}), ...(opts.unsafeSkipPolicy ? { unsafeSkipPolicy: true } : {}), ...(opts.unsafeSkipConfinement ? { unsafeSkipConfinement: true } : {}) }),
       typeChecker?.check(p.dir, p.exercise) ?? Promise.resolve(null),
     ]);
     if (signal?.aborted) return; // killed half-way: nothing is written, the rerun grades it

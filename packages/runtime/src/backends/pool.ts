@@ -44,8 +44,10 @@ const WORKER_BOOT = [`require(${JSON.stringify(TSX_CACHE_GUARD)});`, `require(${
 /** A rank worker's first code when its pool has precompiled modules: the loader of precompiled-loader.cjs, then worker-main.ts through it. */
 const PRECOMPILED_BOOT = [
   `const { precompiled } = require('node:worker_threads').workerData;`,
-  `require(${JSON.stringify(here('./precompiled-loader.cjs'))}).install(precompiled);`,
+  `const loader = require(${JSON.stringify(here('./precompiled-loader.cjs'))});`,
+  `loader.install(precompiled);`,
   `require(${JSON.stringify(WORKER_MAIN)});`,
+  `if (precompiled.untrusted) loader.confine();`,
 ].join('\n');
 
 /** Options of a worker pool. */
@@ -96,6 +98,10 @@ export class WorkerPool {
   private closed = false;
 
   constructor(private readonly opts: WorkerPoolOptions = {}) {
+    // A thread confined for untrusted code (precompiled-loader.cjs) must not start workers that are not.
+    if ((globalThis as Record<symbol, unknown>)[Symbol.for('dtlab.confined')] === true) {
+      throw new Error('this thread runs untrusted code, so it cannot start worker threads: launch the ranks with the inline backend');
+    }
     this.memoryLimitMb = opts.memoryLimitMb ?? 512;
   }
 

@@ -39,6 +39,14 @@ export interface PrecompiledModules {
   bundle?: string;
   /** Further modules by absolute path, as compileModules returns them. */
   modules?: Record<string, CompiledModule>;
+  /**
+   * The compiled modules are untrusted (a submission): each runs confined,
+   * able to load only the other compiled modules and the packages in
+   * `allow`, and the worker is stripped of the `process` global before any
+   * launch runs in it (see precompiled-loader.cjs). For full effect the
+   * process must run with --disallow-code-generation-from-strings.
+   */
+  untrusted?: { allow: string[] };
 }
 
 /** The module every rank worker runs first; a bundle always holds it. */

@@ -14,6 +14,18 @@
 // A relative import of './x.js' that finds no such file loads './x.ts', as
 // TypeScript's own convention and tsx allow.
 //
+// With `untrusted` (the grader's submissions), the compiled modules are code
+// the rank must be protected from, so each runs confined: its `require`
+// loads only the other compiled modules and the packages `untrusted.allow`
+// names, its `module` is a plain object (not Node's Module, whose class and
+// cache lead to every built-in), and its code is strict. Nothing else loads
+// through tsx. `confine()` then takes away what the rest of the thread does
+// not need and a submission must not have: the `process` global, the
+// stack-trace API that hands out callers' functions, and starting workers. With code generation
+// from strings switched off for the process (the grader starts it with
+// --disallow-code-generation-from-strings), a submission then has no way to
+// the host: no file system, no child processes, no signals.
+//
 // Plain CommonJS, so that loading it needs nothing compiled.
 'use strict';
 const Module = require('node:module');
@@ -28,7 +40,7 @@ let installed = false;
  * by buildWorkerBundle, `modules` what compileModules returned (both
  * optional). Once per thread.
  */
-function install({ bundle, modules = {} } = {}) {
+function install({ bundle, modules = {}, untrusted } = {}) {
   if (installed) throw new Error('the precompiled-module loader is already installed in this thread');
   installed = true;
   const bundled = bundle ? require(bundle).modules : {};
@@ -60,12 +72,47 @@ function install({ bundle, modules = {} } = {}) {
     if (own.call(modules, filename)) {
       const m = modules[filename];
       if (m.error !== undefined) throw new SyntaxError(`${filename} does not compile:\n${m.error}`);
-      module._compile(m.code, filename);
+      if (untrusted) loadConfined(module, filename, m.code);
+      else module._compile(m.code, filename);
       return;
     }
+    if (untrusted) throw new Error(`${filename} cannot be loaded here: this thread runs a submission, and only precompiled modules load in it`);
     loadThroughTsx(module, filename);
   }
   for (const ext of EXTENSIONS) Module._extensions[ext] = loadTypeScript;
+  // A submission's JavaScript files are compiled too: they load the same way, not through Node's own loader.
+  for (const ext of ['.js', '.cjs']) {
+    const plain = Module._extensions[ext];
+    if (plain) Module._extensions[ext] = (module, filename) => (own.call(modules, filename) ? loadTypeScript(module, filename) : plain(module, filename));
+  }
+
+  const allow = new Set(untrusted?.allow ?? []);
+  /** Runs an untrusted compiled module with a `require` and a `module` of its own (see the top of this file). */
+  function loadConfined(module, filename, code) {
+    const confinedRequire = (request) => {
+      if (typeof request !== 'string') throw new TypeError(`${filename}: require() needs a module name, got ${typeof request}`);
+      if (allow.has(request)) return module.require(request);
+      if (/^\.\.?\//.test(request)) {
+        const target = Module._resolveFilename(request, module);
+        if (own.call(modules, target)) return module.require(target);
+      }
+      throw new Error(`${filename} cannot load '${request}': a submission may load only its own src/ files and ${[...allow].join(', ') || 'nothing else'}`);
+    };
+    const confinedModule = Object.create(null);
+    Object.defineProperty(confinedModule, 'exports', { get: () => module.exports, set: (v) => void (module.exports = v), enumerable: true });
+    // The module's code goes in a strict function whose parameters hide the real require and module
+    // from it; on the first line, so that line numbers and the inline source map still agree.
+    const at = code.lastIndexOf('\n//# sourceMappingURL=');
+    const body = at >= 0 ? code.slice(0, at) : code;
+    const map = at >= 0 ? code.slice(at) : '';
+    const wrapped = `(function (exports, require, module, __filename, __dirname) {'use strict';${body}\n}).call(module.exports, module.exports, module.${CONFINED}.require, module.${CONFINED}.module, __filename, __dirname);${map}`;
+    Object.defineProperty(module, CONFINED, { value: { require: confinedRequire, module: confinedModule }, configurable: true });
+    try {
+      module._compile(wrapped, filename);
+    } finally {
+      delete module[CONFINED];
+    }
+  }
 
   const resolveFilename = Module._resolveFilename;
   Module._resolveFilename = function resolveTypeScriptForJs(request, parent, ...rest) {
@@ -84,4 +131,20 @@ function install({ bundle, modules = {} } = {}) {
   };
 }
 
-module.exports = { install };
+/** Where loadConfined hands a module its confined require and module, for the moment it runs. */
+const CONFINED = '__dtlabConfined';
+
+/**
+ * Takes from this thread what a confined submission must not reach: the
+ * `process` global (whoever needs it keeps a reference from before) and
+ * Error.prepareStackTrace, through which a stack trace hands out the
+ * functions and receivers of its callers. Stack traces still show, source-mapped.
+ */
+function confine() {
+  delete globalThis.process;
+  Object.defineProperty(Error, 'prepareStackTrace', { value: undefined, writable: false, configurable: false });
+  // For the runtime: a WorkerPool made here would start workers that are not confined (pool.ts).
+  Object.defineProperty(globalThis, Symbol.for('dtlab.confined'), { value: true, writable: false, configurable: false });
+}
+
+module.exports = { install, confine };

@@ -14,6 +14,8 @@ import { endMarker, type FromRank, type ToRank, type WorkerInit } from './protoc
 // Launches talk over the port the pool handed over (see RankWorker); 'ready' goes on the worker's own channel.
 const port = (workerData as { port?: MessagePort } | null)?.port ?? null;
 const requireModule = createRequire(import.meta.url);
+// Kept now: a worker that runs untrusted code loses the `process` global before its first launch (precompiled-loader.cjs, confine).
+const { stdout, stderr } = process;
 let current: { launch: number; comm: Comm } | null = null;
 
 port?.on('message', (m: ToRank) => {
@@ -53,8 +55,8 @@ function run(launch: number, init: WorkerInit): void {
   const comm = new Comm(init.rank, init.worldSize, transport, init.seed, init.faults);
   current = { launch, comm };
   const end = (m: FromRank, transfer: ArrayBuffer[] = []) => {
-    process.stdout.write(endMarker(launch));
-    process.stderr.write(endMarker(launch));
+    stdout.write(endMarker(launch));
+    stderr.write(endMarker(launch));
     post(m, transfer);
     if (current?.launch === launch) current = null;
   };

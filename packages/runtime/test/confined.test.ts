@@ -1,0 +1,70 @@
+/**
+ * Untrusted precompiled modules (PrecompiledModules.untrusted), as the
+ * grader runs submissions: each runs confined, with a require that loads
+ * only the other compiled modules and the allowed packages, a module object
+ * that is not Node's, strict code, and a worker without the `process`
+ * global, the stack-trace API or the power to start workers. The same
+ * program without the confinement reaches all of them, so each check below
+ * can fail.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildWorkerBundle, compileModules, launch, WorkerPool, type CompiledModule, type PrecompiledModules } from '../src/index.ts';
+
+const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
+const PROGRAM = here('./programs/untrusted.ts');
+const HELPER = here('./programs/untrusted-helper.ts');
+const ALLOW = ['@dtlab/tensor', '@dtlab/runtime'];
+
+let dir: string;
+let bundle: string;
+let modules: Record<string, CompiledModule>;
+const pools: WorkerPool[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'dtlab-confined-'));
+  bundle = join(dir, 'bundle.cjs');
+  await buildWorkerBundle({ outFile: bundle, packages: ['@dtlab/tensor', '@dtlab/runtime'], resolveDir: here('../') });
+  modules = await compileModules([PROGRAM, HELPER]);
+});
+afterAll(async () => {
+  await Promise.all(pools.map((p) => p.close()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function probe(precompiled: PrecompiledModules): Promise<Record<string, unknown>[]> {
+  const pool = new WorkerPool({ memoryLimitMb: 128, precompiled });
+  pools.push(pool);
+  const r = await launch({ worldSize: 2, backend: 'workers', program: { module: PROGRAM, export: 'probe' }, pool, output: 'capture' });
+  expect(r.ok, JSON.stringify(r.ranks.map((o) => o.error?.message))).toBe(true);
+  expect(r.ranks.map((o) => o.output)).toEqual(['rank 0 probing\n', 'rank 1 probing\n']);
+  return r.ranks.map((o) => o.value as Record<string, unknown>);
+}
+
+describe('untrusted precompiled modules', () => {
+  it('run confined: no process, no other module, no Module class, no sloppy this, no stack API, no workers', async () => {
+    for (const v of await probe({ bundle, modules, untrusted: { allow: ALLOW } })) {
+      expect(v).toEqual({
+        process: 'undefined',
+        requireFs: expect.stringMatching(/^threw: .*untrusted\.ts cannot load 'node:fs': a submission may load only its own src\/ files and @dtlab\/tensor, @dtlab\/runtime$/),
+        requireNotCompiled: expect.stringMatching(/^threw: .*cannot load '\.\/untrusted-outside\.ts'/),
+        requireHelper: 'ok: object',
+        moduleClass: 'undefined',
+        sloppyThis: 'undefined',
+        stackApi: expect.stringMatching(/^threw: Cannot assign to read only property 'prepareStackTrace'/),
+        workers: 'threw: this thread runs untrusted code, so it cannot start worker threads: launch the ranks with the inline backend',
+        tensor: 6,
+        helper: 6,
+      });
+    }
+  });
+
+  it('are not confined without `untrusted`: the same probes reach the host', async () => {
+    for (const v of await probe({ bundle, modules })) {
+      expect(v).toMatchObject({ process: 'object', requireFs: 'ok: object', requireNotCompiled: 'ok: object', moduleClass: 'function', stackApi: 'ok: string', workers: 'ok: object', tensor: 6, helper: 6 });
+    }
+  });
+});
