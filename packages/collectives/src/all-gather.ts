@@ -31,12 +31,12 @@ export async function allGather(comm: Comm, t: Tensor, opts: AllGatherOptions = 
       throw new RangeError(`rank ${comm.rank}: allGather: counts[${comm.rank}] is ${counts[comm.rank]} but this rank's tensor has ${t.numel} elements`);
     }
   }
-  announce(comm, { op: 'allGather', dtype: t.dtype, ...(counts ? { counts: counts.join(',') } : { shape: t.shape.join(',') }) });
+  const tag = announce(comm, { op: 'allGather', dtype: t.dtype, ...(counts ? { counts: counts.join(',') } : { shape: t.shape.join(',') }) });
   const sizes = counts ?? new Array<number>(n).fill(t.numel);
   const bounds = boundsFromCounts(sizes);
   const out: TypedArray = allocate(t.dtype, bounds[n - 1]!.end);
   out.set(t.data(), bounds[comm.rank]!.start);
-  await ringAllGather(comm, out, bounds);
+  await ringAllGather(comm, out, bounds, tag);
   const shape = counts ? [out.length] : t.ndim === 0 ? [n] : [n * t.shape[0]!, ...t.shape.slice(1)];
   return Tensor._fromData(out, shape);
 }

@@ -5,7 +5,7 @@
 import type { Tensor } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
 import { dense } from './dense.ts';
-import { checkOp, finish, itemSize, opName, type ReduceOp } from './reduce-op.ts';
+import { checkOp, finish, itemSize, opFields, type ReduceOp } from './reduce-op.ts';
 import { itemBounds } from './algorithms/common.ts';
 import { ringAllGather, ringReduceScatter } from './algorithms/ring.ts';
 import { treeBroadcast, treeReduce } from './algorithms/tree.ts';
@@ -33,18 +33,18 @@ export async function allReduce(comm: Comm, t: Tensor, opts: AllReduceOptions = 
   const op = checkOp('allReduce', comm, opts.op ?? 'sum', t.numel);
   const algorithm = opts.algorithm ?? 'ring';
   if (!['ring', 'naive', 'tree'].includes(algorithm)) throw new TypeError(`rank ${comm.rank}: allReduce: algorithm must be 'ring', 'naive' or 'tree', got ${JSON.stringify(algorithm)}`);
-  announce(comm, { op: 'allReduce', count: t.numel, dtype: t.dtype, reduceOp: opName(op), algorithm });
+  const tag = announce(comm, { op: 'allReduce', count: t.numel, dtype: t.dtype, ...opFields(op), algorithm });
   const buf = dense(t);
   if (comm.worldSize > 1) {
     if (algorithm === 'ring') {
       const bounds = itemBounds(t.numel, comm.worldSize, itemSize(op));
-      const mine = await ringReduceScatter(comm, buf.data, bounds, op, true); // also writes our reduced chunk into buf.data
-      await ringAllGather(comm, buf.data, bounds, mine); // sends `mine` on without another copy
+      const mine = await ringReduceScatter(comm, buf.data, bounds, op, tag, true); // also writes our reduced chunk into buf.data
+      await ringAllGather(comm, buf.data, bounds, tag, mine); // sends `mine` on without another copy
     } else if (algorithm === 'tree') {
-      await treeReduce(comm, buf.data, op, 0);
-      await treeBroadcast(comm, buf.data, 0);
+      await treeReduce(comm, buf.data, op, 0, tag);
+      await treeBroadcast(comm, buf.data, 0, tag);
     } else {
-      await naiveAllReduce(comm, buf.data, op);
+      await naiveAllReduce(comm, buf.data, op, tag);
     }
   }
   finish(op, buf.data, comm.worldSize);

@@ -5,7 +5,7 @@
  */
 import type { Tensor } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
-import { COLLECTIVE_TAG, mod } from './algorithms/common.ts';
+import { mod } from './algorithms/common.ts';
 import { announce, checkTensor } from './call.ts';
 
 /** `inputs[i]` goes to rank i; resolves to `outputs` with `outputs[i]` from rank i. */
@@ -15,12 +15,12 @@ export async function allToAll(comm: Comm, inputs: readonly Tensor[]): Promise<T
     throw new RangeError(`rank ${r}: allToAll: inputs must hold ${n} tensors (one per rank), got ${Array.isArray(inputs) ? inputs.length : String(inputs)}`);
   }
   inputs.forEach((t, i) => checkTensor('allToAll', comm, t, `inputs[${i}]`));
-  announce(comm, { op: 'allToAll', dtype: inputs[0]!.dtype });
+  const tag = announce(comm, { op: 'allToAll', dtype: inputs[0]!.dtype });
   const out: Tensor[] = new Array(n);
   out[r] = inputs[r]!.clone().detach();
   for (let s = 1; s < n; s++) {
-    const from = comm.irecv(mod(r - s, n), { tag: COLLECTIVE_TAG });
-    comm.isend(mod(r + s, n), inputs[mod(r + s, n)]!, { tag: COLLECTIVE_TAG });
+    const from = comm.irecv(mod(r - s, n), { tag });
+    comm.isend(mod(r + s, n), inputs[mod(r + s, n)]!, { tag });
     out[mod(r - s, n)] = await from.wait();
   }
   return out;

@@ -17,10 +17,10 @@ export interface BroadcastOptions {
 /** Overwrites `t` on every rank with `src`'s `t`; resolves to `t`. */
 export async function broadcast(comm: Comm, t: Tensor, opts: BroadcastOptions = {}): Promise<Tensor> {
   checkTensor('broadcast', comm, t);
-  const src = checkRoot('broadcast', comm, opts.src ?? 0, 'src');
-  announce(comm, { op: 'broadcast', count: t.numel, dtype: t.dtype, src });
+  const src = checkRoot('broadcast', comm, opts.src === undefined ? 0 : opts.src, 'src');
+  const tag = announce(comm, { op: 'broadcast', count: t.numel, dtype: t.dtype, src });
   const buf = dense(t);
-  await treeBroadcast(comm, buf.data, src);
+  await treeBroadcast(comm, buf.data, src, tag);
   if (comm.rank !== src) buf.commit();
   return t;
 }

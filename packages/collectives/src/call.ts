@@ -5,10 +5,15 @@
  */
 import { Tensor } from '@dtlab/tensor';
 import type { CollectiveCall, Comm } from '@dtlab/runtime';
+import { COLLECTIVE_TAG } from './algorithms/common.ts';
 
-/** Announces `call` for this rank. */
-export function announce(comm: Comm, call: CollectiveCall): void {
-  comm.announceCollective(call);
+/**
+ * Announces `call` for this rank and returns the tag of its messages:
+ * COLLECTIVE_TAG + i for the i-th collective call on `comm`, the same on
+ * every rank, so that calls in flight together keep their messages apart.
+ */
+export function announce(comm: Comm, call: CollectiveCall): number {
+  return COLLECTIVE_TAG + comm.announceCollective(call);
 }
 
 /** Throws unless `t` is a Tensor. */
@@ -20,7 +25,7 @@ export function checkTensor(op: string, comm: Comm, t: unknown, what = 'tensor')
 /** Throws unless `root` is a rank. */
 export function checkRoot(op: string, comm: Comm, root: unknown, what: string): number {
   if (!Number.isInteger(root) || (root as number) < 0 || (root as number) >= comm.worldSize) {
-    throw new RangeError(`rank ${comm.rank}: ${op}: ${what} must be a rank in [0, ${comm.worldSize}), got ${String(root)}`);
+    throw new RangeError(`rank ${comm.rank}: ${op}: ${what} must be a rank in [0, ${comm.worldSize}), got ${typeof root === 'string' ? `the string ${JSON.stringify(root)}` : String(root)}`);
   }
   return root as number;
 }

@@ -4,7 +4,6 @@
  */
 import { Tensor } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
-import { COLLECTIVE_TAG } from './algorithms/common.ts';
 import { announce, checkRoot, checkTensor } from './call.ts';
 
 /** Options of `gather`. */
@@ -16,12 +15,12 @@ export interface GatherOptions {
 /** On `dst`, resolves to every rank's tensor in rank order (copies); elsewhere to null. */
 export async function gather(comm: Comm, t: Tensor, opts: GatherOptions = {}): Promise<Tensor[] | null> {
   checkTensor('gather', comm, t);
-  const dst = checkRoot('gather', comm, opts.dst ?? 0, 'dst');
-  announce(comm, { op: 'gather', shape: t.shape.join(','), dtype: t.dtype, dst });
+  const dst = checkRoot('gather', comm, opts.dst === undefined ? 0 : opts.dst, 'dst');
+  const tag = announce(comm, { op: 'gather', shape: t.shape.join(','), dtype: t.dtype, dst });
   if (comm.rank !== dst) {
-    comm.isend(dst, t, { tag: COLLECTIVE_TAG });
+    comm.isend(dst, t, { tag });
     return null;
   }
-  const works = Array.from({ length: comm.worldSize }, (_, r) => (r === dst ? null : comm.irecv(r, { tag: COLLECTIVE_TAG })));
+  const works = Array.from({ length: comm.worldSize }, (_, r) => (r === dst ? null : comm.irecv(r, { tag })));
   return Promise.all(works.map((w) => (w ? w.wait() : Promise.resolve(t.clone().detach()))));
 }

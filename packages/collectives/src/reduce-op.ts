@@ -32,6 +32,15 @@ export function opName(op: ReduceOp): string {
   return typeof op === 'string' ? op : `custom:${op.name}`;
 }
 
+/**
+ * What a collective call announces about its op (see call.ts): the name,
+ * and for a custom op its item size too, since ranks that split their
+ * buffers into different items would combine unrelated elements.
+ */
+export function opFields(op: ReduceOp): { reduceOp: string; itemSize?: number } {
+  return typeof op === 'string' ? { reduceOp: op } : { reduceOp: opName(op), itemSize: itemSize(op) };
+}
+
 /** Elements per item of `op` (1 for built-in ops). */
 export function itemSize(op: ReduceOp): number {
   return typeof op === 'string' ? 1 : (op.itemSize ?? 1);
@@ -71,7 +80,9 @@ export function combineInto(op: ReduceOp, acc: TypedArray, incoming: TypedArray,
     case 'prod':
       for (let i = 0; i < n; i++) acc[i] *= incoming[i]!;
       return;
-    // NaN wins, as in torch: x < NaN and x > NaN are both false, so test it explicitly.
+    // NaN wins wherever it is, as in torch.minimum and torch.maximum: x < NaN and x > NaN are
+    // both false, so test it explicitly. (gloo's MIN and MAX keep or drop a NaN depending on
+    // which rank holds it; a reference should not depend on rank order.)
     case 'min':
       for (let i = 0; i < n; i++) {
         const v = incoming[i]!;

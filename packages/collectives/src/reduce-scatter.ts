@@ -4,7 +4,7 @@
  */
 import { Tensor } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
-import { checkOp, finish, itemSize, opName, type ReduceOp } from './reduce-op.ts';
+import { checkOp, finish, itemSize, opFields, type ReduceOp } from './reduce-op.ts';
 import { itemBounds } from './algorithms/common.ts';
 import { ringReduceScatter } from './algorithms/ring.ts';
 import { announce, checkTensor } from './call.ts';
@@ -22,10 +22,10 @@ export interface ReduceScatterOptions {
 export async function reduceScatter(comm: Comm, t: Tensor, opts: ReduceScatterOptions = {}): Promise<Tensor> {
   checkTensor('reduceScatter', comm, t);
   const op = checkOp('reduceScatter', comm, opts.op ?? 'sum', t.numel);
-  announce(comm, { op: 'reduceScatter', count: t.numel, dtype: t.dtype, reduceOp: opName(op) });
+  const tag = announce(comm, { op: 'reduceScatter', count: t.numel, dtype: t.dtype, ...opFields(op) });
   const bounds = itemBounds(t.numel, comm.worldSize, itemSize(op));
   // The ring only reads its input, and resolves to a buffer of our own: no copies needed here.
-  const mine = await ringReduceScatter(comm, t.data(), bounds, op);
+  const mine = await ringReduceScatter(comm, t.data(), bounds, op, tag);
   finish(op, mine, comm.worldSize);
   return Tensor._fromData(mine, [mine.length]);
 }

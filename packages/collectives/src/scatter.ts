@@ -4,7 +4,6 @@
  */
 import type { Tensor } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
-import { COLLECTIVE_TAG } from './algorithms/common.ts';
 import { announce, checkRoot, checkTensor } from './call.ts';
 
 /** Options of `scatter`. */
@@ -18,17 +17,17 @@ export interface ScatterOptions {
  * elsewhere). Resolves to this rank's tensor (a copy).
  */
 export async function scatter(comm: Comm, chunks: readonly Tensor[] | null, opts: ScatterOptions = {}): Promise<Tensor> {
-  const src = checkRoot('scatter', comm, opts.src ?? 0, 'src');
+  const src = checkRoot('scatter', comm, opts.src === undefined ? 0 : opts.src, 'src');
   if (comm.rank === src) {
     if (!Array.isArray(chunks) || chunks.length !== comm.worldSize) {
       throw new RangeError(`rank ${comm.rank}: scatter: chunks must hold ${comm.worldSize} tensors (one per rank) on the src rank, got ${Array.isArray(chunks) ? chunks.length : String(chunks)}`);
     }
     chunks.forEach((c, i) => checkTensor('scatter', comm, c, `chunks[${i}]`));
   }
-  announce(comm, { op: 'scatter', src });
-  if (comm.rank !== src) return comm.recv(src, { tag: COLLECTIVE_TAG });
+  const tag = announce(comm, { op: 'scatter', src });
+  if (comm.rank !== src) return comm.recv(src, { tag });
   chunks!.forEach((c, r) => {
-    if (r !== src) comm.isend(r, c, { tag: COLLECTIVE_TAG });
+    if (r !== src) comm.isend(r, c, { tag });
   });
   return chunks![src]!.clone().detach();
 }

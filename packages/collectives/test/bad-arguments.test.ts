@@ -60,6 +60,13 @@ describe('a root out of range', () => {
     expect(err).toBeInstanceOf(RangeError);
     expect(err.message).toBe(`rank ${BAD_RANK}: ${name}: ${argument} must be a rank in [0, ${N}), got ${root}`);
   });
+
+  it('a string or null is not a rank: the message shows which', async () => {
+    const asString = await callWithBadArgumentOn((comm, bad) => broadcast(comm, t(), { src: (bad ? '1' : 0) as number }));
+    expect(asString.message).toBe(`rank ${BAD_RANK}: broadcast: src must be a rank in [0, ${N}), got the string "1"`);
+    const asNull = await callWithBadArgumentOn((comm, bad) => reduce(comm, t(), { dst: (bad ? null : 0) as number }));
+    expect(asNull.message).toBe(`rank ${BAD_RANK}: reduce: dst must be a rank in [0, ${N}), got null`);
+  });
 });
 
 describe('allGather counts', () => {

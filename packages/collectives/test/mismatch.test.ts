@@ -86,6 +86,12 @@ const SCENARIOS: Scenario[] = [
     // Rank 1 is the root and rank 2 its child: neither waits for rank 0 or rank 3.
   },
   {
+    what: 'a custom op of the same name with a different item size',
+    deviant: 1,
+    program: (comm) => allReduce(comm, v(), { op: { name: 'add', itemSize: comm.rank === 1 ? 2 : 4, combine: (a, b) => a.map((x, i) => x + b[i]!) } }),
+    differs: ['itemSize', 4, 2],
+  },
+  {
     what: 'a different root of reduce',
     deviant: 2,
     program: (comm) => reduce(comm, v(), { dst: comm.rank === 2 ? 2 : 0 }),

@@ -162,12 +162,16 @@ export class Comm {
 
   /**
    * Declares that this rank starts a collective call (used by collective
-   * libraries, before their first message). The fabric compares the i-th call
-   * of every rank and fails the ranks whose calls differ with a
-   * CollectiveMismatchError. Costs no virtual time and leaves no trace event.
+   * libraries, before their first message) and returns its index i: 0 for
+   * this Comm's first collective call, 1 for the next, and so on. The fabric
+   * compares the i-th call of every rank and fails the ranks whose calls
+   * differ with a CollectiveMismatchError. Costs no virtual time and leaves
+   * no trace event.
    */
-  announceCollective(call: CollectiveCall): void {
-    this.transport.announce(this.collectiveIndex++, call);
+  announceCollective(call: CollectiveCall): number {
+    const index = this.collectiveIndex++;
+    this.transport.announce(index, call);
+    return index;
   }
 
   /** @internal The fabric finished wait `id`. */

@@ -6,10 +6,13 @@ import { Tensor, chunkBounds, type ChunkBound, type TypedArray } from '@dtlab/te
 import type { Comm } from '@dtlab/runtime';
 
 /**
- * Tag of every collective message. Collectives use one tag so that a rank
- * that enters the wrong collective receives its peer's message (and the
- * fabric's call check reports the mismatch) instead of waiting forever.
- * Tags from 2^30 up are reserved for collectives; use smaller tags for your own messages.
+ * The first tag of collective messages: the i-th collective call on a Comm
+ * sends all its messages with tag COLLECTIVE_TAG + i (see `announce` in
+ * call.ts). So collectives that are in flight together never take each
+ * other's messages, and a rank that enters a different collective than its
+ * peers at the same call still receives their messages (and the fabric's
+ * call check reports the mismatch) instead of waiting forever. Tags from
+ * 2^30 up are reserved for collectives; use smaller tags for your own messages.
  */
 export const COLLECTIVE_TAG = 2 ** 30;
 
@@ -43,12 +46,12 @@ export function asTensor(data: TypedArray): Tensor {
   return Tensor._fromData(data, [data.length]);
 }
 
-/** Sends `data` to `dst` on the collective tag. */
-export function sendData(comm: Comm, dst: number, data: TypedArray): void {
-  comm.isend(dst, asTensor(data), { tag: COLLECTIVE_TAG });
+/** Sends `data` to `dst` with `tag` (the call's tag). */
+export function sendData(comm: Comm, dst: number, data: TypedArray, tag: number): void {
+  comm.isend(dst, asTensor(data), { tag });
 }
 
-/** Receives a message from `src` on the collective tag; resolves to its elements. */
-export async function recvData(comm: Comm, src: number): Promise<TypedArray> {
-  return (await comm.recv(src, { tag: COLLECTIVE_TAG })).data();
+/** Receives a message from `src` with `tag` (the call's tag); resolves to its elements. */
+export async function recvData(comm: Comm, src: number, tag: number): Promise<TypedArray> {
+  return (await comm.recv(src, { tag })).data();
 }

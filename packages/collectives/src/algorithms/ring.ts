@@ -15,34 +15,35 @@
 import type { ChunkBound, TypedArray } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
 import { combineAndStore, combineInto, type CustomReduceOp, type ReduceOp } from '../reduce-op.ts';
-import { COLLECTIVE_TAG, asTensor, mod, region } from './common.ts';
+import { asTensor, mod, region } from './common.ts';
 import { keepBuffer, ownedCopy } from './message-buffers.ts';
 
 /**
  * One ring step: moves `out` to the next rank while receiving from the
- * previous one. `out` must be a buffer this rank owns; it is sent without a
- * copy and is gone afterwards. Resolves to the received buffer, which this
- * rank then owns (and may send on the same way).
+ * previous one, both with `tag` (the call's). `out` must be a buffer this
+ * rank owns; it is sent without a copy and is gone afterwards. Resolves to
+ * the received buffer, which this rank then owns (and may send on the same way).
  */
-async function ringStep(comm: Comm, out: TypedArray): Promise<TypedArray> {
+async function ringStep(comm: Comm, out: TypedArray, tag: number): Promise<TypedArray> {
   const next = mod(comm.rank + 1, comm.worldSize);
   const prev = mod(comm.rank - 1, comm.worldSize);
-  const incoming = comm.irecv(prev, { tag: COLLECTIVE_TAG });
-  comm.isend(next, asTensor(out), { tag: COLLECTIVE_TAG, transfer: true });
+  const incoming = comm.irecv(prev, { tag });
+  comm.isend(next, asTensor(out), { tag, transfer: true });
   return (await incoming.wait()).data();
 }
 
 /**
- * Ring reduce-scatter. Resolves to a buffer this rank owns holding chunk
- * `rank` reduced over every rank. `data` is only read, unless `writeBack`:
- * then chunk `rank` of `data` is also overwritten with the reduced chunk (as
- * an in-place all-reduce needs), in the same pass as the last combine.
+ * Ring reduce-scatter, its messages sent with `tag`. Resolves to a buffer
+ * this rank owns holding chunk `rank` reduced over every rank. `data` is only
+ * read, unless `writeBack`: then chunk `rank` of `data` is also overwritten
+ * with the reduced chunk (as an in-place all-reduce needs), in the same pass
+ * as the last combine.
  */
-export async function ringReduceScatter(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[], op: ReduceOp, writeBack = false): Promise<TypedArray> {
+export async function ringReduceScatter(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[], op: ReduceOp, tag: number, writeBack = false): Promise<TypedArray> {
   const { rank: r, worldSize: n } = comm;
   if (n === 1) return ownedCopy(comm, region(data, bounds[r]!));
   if (typeof op !== 'string') {
-    const mine = await ringReduceScatterOrdered(comm, data, bounds, op);
+    const mine = await ringReduceScatterOrdered(comm, data, bounds, op, tag);
     if (writeBack) region(data, bounds[r]!).set(mine);
     return mine;
   }
@@ -50,7 +51,7 @@ export async function ringReduceScatter(comm: Comm, data: TypedArray, bounds: re
   // result just received, with our values combined in, in the same buffer.
   let out = ownedCopy(comm, region(data, bounds[mod(r - 1, n)]!));
   for (let s = 0; s < n - 1; s++) {
-    const partial = await ringStep(comm, out);
+    const partial = await ringStep(comm, out, tag);
     const ours = region(data, bounds[mod(r - s - 2, n)]!); // chunk r at the last step
     if (writeBack && s === n - 2) combineAndStore(op, partial, ours);
     else combineInto(op, partial, ours);
@@ -60,16 +61,17 @@ export async function ringReduceScatter(comm: Comm, data: TypedArray, bounds: re
 }
 
 /**
- * Ring all-gather in place: rank r contributes chunk r of `data`; afterwards
- * every chunk is filled everywhere. `own`, if given, is a buffer this rank
- * owns holding chunk r: it is sent instead of a copy of it (and is gone afterwards).
+ * Ring all-gather in place, its messages sent with `tag`: rank r contributes
+ * chunk r of `data`; afterwards every chunk is filled everywhere. `own`, if
+ * given, is a buffer this rank owns holding chunk r: it is sent instead of a
+ * copy of it (and is gone afterwards).
  */
-export async function ringAllGather(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[], own?: TypedArray): Promise<void> {
+export async function ringAllGather(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[], tag: number, own?: TypedArray): Promise<void> {
   const { rank: r, worldSize: n } = comm;
   if (n === 1) return;
   let out = own ?? ownedCopy(comm, region(data, bounds[r]!));
   for (let s = 0; s < n - 1; s++) {
-    const incoming = await ringStep(comm, out);
+    const incoming = await ringStep(comm, out, tag);
     data.set(incoming, bounds[mod(r - s - 1, n)]!.start);
     out = incoming; // the chunk we send on at the next step
   }
@@ -85,7 +87,7 @@ export async function ringAllGather(comm: Comm, data: TypedArray, bounds: readon
  * Messages after the wrap carry both, so this costs up to twice the traffic
  * of the commutative ring: the price of a non-commutative op.
  */
-async function ringReduceScatterOrdered(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[], op: CustomReduceOp): Promise<TypedArray> {
+async function ringReduceScatterOrdered(comm: Comm, data: TypedArray, bounds: readonly ChunkBound[], op: CustomReduceOp, tag: number): Promise<TypedArray> {
   const { rank: r, worldSize: n } = comm;
   // The chunk this rank starts at step 0 is c = r-1: rank r is its first rank.
   const first = mod(r - 1, n);
@@ -94,7 +96,7 @@ async function ringReduceScatterOrdered(comm: Comm, data: TypedArray, bounds: re
   for (let s = 0; s < n - 1; s++) {
     const c = mod(r - s - 2, n);
     const len = bounds[c]!.end - bounds[c]!.start;
-    const incoming = await ringStep(comm, concat(h, l));
+    const incoming = await ringStep(comm, concat(h, l), tag);
     const hasH = c < n - 1; // the chain started above c
     const hasL = r <= c && r > 0; // rank 0 is behind us: the chain has wrapped
     h = hasH ? incoming.slice(0, len) : null;

@@ -12,27 +12,27 @@ import { combineInto, type ReduceOp } from '../reduce-op.ts';
 import { mod, recvData, sendData } from './common.ts';
 
 /** Reduces every rank's `data` into `root`'s `data` (others' `data` then hold partial results). */
-export async function treeReduce(comm: Comm, data: TypedArray, op: ReduceOp, root: number): Promise<void> {
+export async function treeReduce(comm: Comm, data: TypedArray, op: ReduceOp, root: number, tag: number): Promise<void> {
   const { rank, worldSize: n } = comm;
   const v = mod(rank - root, n);
   for (let mask = 1; mask < n; mask <<= 1) {
     if (v & mask) {
-      sendData(comm, mod(v - mask + root, n), data);
+      sendData(comm, mod(v - mask + root, n), data, tag);
       return;
     }
-    if (v + mask < n) combineInto(op, data, await recvData(comm, mod(v + mask + root, n)), true);
+    if (v + mask < n) combineInto(op, data, await recvData(comm, mod(v + mask + root, n), tag), true);
   }
 }
 
 /** Copies `root`'s `data` into every rank's `data`. */
-export async function treeBroadcast(comm: Comm, data: TypedArray, root: number): Promise<void> {
+export async function treeBroadcast(comm: Comm, data: TypedArray, root: number, tag: number): Promise<void> {
   const { rank, worldSize: n } = comm;
   const v = mod(rank - root, n);
   let top = 1;
   while (top < n) top <<= 1;
   const low = v === 0 ? top : v & -v; // the bit by which our parent reached us
-  if (v !== 0) data.set(await recvData(comm, mod(v - low + root, n)));
+  if (v !== 0) data.set(await recvData(comm, mod(v - low + root, n), tag));
   for (let mask = low >> 1; mask >= 1; mask >>= 1) {
-    if (v + mask < n) sendData(comm, mod(v + mask + root, n), data);
+    if (v + mask < n) sendData(comm, mod(v + mask + root, n), data, tag);
   }
 }
