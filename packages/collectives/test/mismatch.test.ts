@@ -155,3 +155,11 @@ describe('ranks that could finish before the mismatch is found', () => {
     expectMismatchReported(r);
   });
 });
+
+it('a rank that skips a collective: the deadlock says how many collective calls each rank started, and what to check', async () => {
+  const r = await launch({ worldSize: 3, timeoutMs: 10_000, program: async (comm: Comm) => (comm.rank === 1 ? undefined : allReduce(comm, v())) });
+  expect(r.deadlock).toBeDefined();
+  expect(r.deadlock!.collectiveCalls).toEqual([1, 0, 1]);
+  expect(r.deadlock!.message).toContain('collective calls started: rank 0: 1, rank 1: 0, rank 2: 1');
+  expect(r.deadlock!.message).toContain('every rank must make every collective call, in the same order (check for a collective inside a branch on the rank, or a rank that returns early)');
+});

@@ -22,18 +22,23 @@ export class DeadlockError extends Error {
     readonly blocked: BlockedRank[],
     readonly cycle: number[],
     readonly finished: number[],
+    /** How many collective calls each rank had started (Comm.announceCollective), by rank; empty if unknown. */
+    readonly collectiveCalls: number[] = [],
   ) {
     const lines = blocked.map((b) => `  rank ${b.rank} waits in ${describeWait(b.waitingFor)}`);
     const cycleLine = cycle.length > 0 ? `  cycle (each waits for the next): ${[...cycle, cycle[0]].join(' -> ')}` : '';
     const doneLine = finished.length > 0 ? `  already finished or failed: rank ${finished.join(', rank ')}` : '';
+    const callsDiffer = new Set(collectiveCalls).size > 1;
+    const callsLine = callsDiffer ? `  collective calls started: ${collectiveCalls.map((c, r) => `rank ${r}: ${c}`).join(', ')}` : '';
     const inBarrier = blocked.some((b) => b.waitingFor.op === 'barrier');
-    const advice =
-      cycle.length > 0
+    const advice = callsDiffer
+      ? 'The ranks started different numbers of collective calls: every rank must make every collective call, in the same order (check for a collective inside a branch on the rank, or a rank that returns early).'
+      : cycle.length > 0
         ? 'Each rank in the cycle waits for a message its peer sends only after its own wait ends. Post the send first (isend, or sendRecv for a ring step), or order the calls by rank.'
         : inBarrier
           ? 'A rank never entered the barrier: every rank must call barrier() the same number of times (check for a rank that returns early or skips it in a branch).'
           : 'A rank waits for a message that no live rank will send: check that every send has a matching recv (same peer, same tag) and vice versa.';
-    super(['deadlock: every running rank is waiting and no message that could wake one is in flight.', ...lines, cycleLine, doneLine, advice].filter(Boolean).join('\n'));
+    super(['deadlock: every running rank is waiting and no message that could wake one is in flight.', ...lines, cycleLine, doneLine, callsLine, advice].filter(Boolean).join('\n'));
   }
 }
 

@@ -406,7 +406,7 @@ export class Fabric {
       }
     }
     const finished = this.state.map((s, r) => (s !== 'running' ? r : -1)).filter((r) => r >= 0);
-    const err = new DeadlockError(blocked, findCycle(edges), finished);
+    const err = new DeadlockError(blocked, findCycle(edges), finished, [...this.announced]);
     this.deadlockError = err;
     this.hooks.deadlock(err);
     for (let r = 0; r < this.worldSize; r++) {
