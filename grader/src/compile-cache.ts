@@ -144,8 +144,8 @@ const COURSE_TSCONFIG = join(ROOT, 'tsconfig.base.json');
 
 /**
  * The course bundle for the course code as it is now, made first if need
- * be; null when the fill could not make one, and gradings then load
- * everything through tsx.
+ * be; null when the fill could not make one (gradings then fail closed:
+ * see precompiledFor).
  */
 export function workerBundle(): string | null {
   const fp = ensureCompileCache();
@@ -172,9 +172,11 @@ export function bundleContents(): { packages: string[]; modules: string[] } {
  * the bundle, and the submission's `src/` compiled here, once per grading,
  * marked untrusted: each of its modules runs confined, able to load only
  * the others and the packages in `allowedImports` (see the runtime's
- * precompiled-loader.cjs; null, for tests only, leaves them unconfined). A file that does not compile carries its error,
- * which the rank that loads it throws. Null without a bundle, or if the
- * compiler itself failed: the workers then load everything through tsx.
+ * precompiled-loader.cjs; null, for tests only, leaves them unconfined).
+ * A file that does not compile carries its error, which the rank that loads
+ * it throws. Null without a bundle, or if the compiler itself failed: the
+ * grading then fails closed rather than run the submission unconfined
+ * (gradeSubmission).
  */
 export async function precompiledFor(submissionDir: string, allowedImports: readonly string[] | null): Promise<PrecompiledModules | null> {
   const bundle = workerBundle();

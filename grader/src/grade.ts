@@ -110,7 +110,13 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
     };
     if (violations.length) return finish({ ...base, submission }, [policy, ...checks.map((c) => skippedCheck(c, 'not run: the policy check failed'))], notes, started, ['policy']);
 
-    const precompiled = await precompiledFor(copy.dir, opts.unsafeSkipPolicy && opts.unsafeSkipConfinement ? null : manifest.allowedImports);
+    const unconfined = Boolean(opts.unsafeSkipPolicy && opts.unsafeSkipConfinement);
+    const precompiled = await precompiledFor(copy.dir, unconfined ? null : manifest.allowedImports);
+    if (!precompiled && !unconfined) {
+      // A submission runs only confined, and only compiled modules can be: do not fall back to running it as it is.
+      const why = 'not run: the grader could not compile the course and the submission ahead (esbuild failed), and a submission is run only in compiled form, confined; run `pnpm install` and grade again';
+      return finish({ ...base, submission }, [policy, ...checks.map((c) => ({ ...skippedCheck(c, why), status: 'error' as const }))], notes, started);
+    }
     const job: GradingJob = {
       folder,
       manifest,
