@@ -4,25 +4,43 @@
  * with a wall-clock and memory limit on its whole process group; student
  * code runs only in the rank workers that checks launch.
  */
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { WorkerPool } from '@dtlab/runtime';
 import { loadCheckModule, runCheck } from './engine.ts';
 import type { SharedRuns } from './check-api.ts';
 import type { ChildMessage, GradingJob } from './results.ts';
 
+// The key the grader sends first, before any submission code runs: every message back is signed
+// with it, so that a message someone else in this process writes to the channel is not believed.
+let key: Buffer | null = null;
+
+function receiveKey(): Promise<void> {
+  if (!process.send) return Promise.resolve(); // run by hand: nothing to sign for
+  return new Promise((resolve) => {
+    process.once('message', (m: { type?: string; key?: string }) => {
+      if (m?.type === 'key' && typeof m.key === 'string') key = Buffer.from(m.key, 'hex');
+      resolve();
+    });
+  });
+}
+
 function send(m: ChildMessage): Promise<void> {
   return new Promise((resolve) => {
+    const body = JSON.stringify(m);
     if (!process.send) {
       // Run by hand (no IPC): print the results instead.
-      console.log(JSON.stringify(m));
+      console.log(body);
       resolve();
       return;
     }
-    process.send(m, undefined, {}, () => resolve());
+    const mac = key ? createHmac('sha256', key).update(body).digest('hex') : '';
+    process.send({ body, mac }, undefined, {}, () => resolve());
   });
 }
 
 async function main(given?: GradingJob): Promise<void> {
+  await receiveKey();
   const job = given ?? (JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as GradingJob);
   const manifest = job.manifest;
   // One pool of rank workers for every launch of every check: workers start once, without tsx when they can.

@@ -24,7 +24,7 @@
  * esbuild, and once a day (tsx drops entries older than about a week).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { filesUnder } from './files.ts';
@@ -183,11 +183,11 @@ export async function precompiledFor(submissionDir: string, allowedImports: read
   if (!bundle) return null;
   const src = join(submissionDir, 'src');
   const files = filesUnder(src, (rel) => basename(rel) === 'node_modules')
-    .filter((f) => /\.[cm]?[tj]sx?$/.test(f) && !f.endsWith('.d.ts'))
+    .filter((f) => /\.(c?[tj]sx?|mts)$/.test(f) && !f.endsWith('.d.ts'))
     .map((f) => join(src, f));
   try {
     const modules = await compileModules(files, { tsconfig: COURSE_TSCONFIG });
-    return { bundle, modules, ...(allowedImports ? { untrusted: { allow: [...allowedImports] } } : {}) };
+    return { bundle, modules, ...(allowedImports ? { untrusted: { allow: [...allowedImports], root: realpathSync(submissionDir) } } : {}) };
   } catch {
     // esbuild itself failed (what a file holds never throws): not the submission's fault, so tsx loads it.
     return null;

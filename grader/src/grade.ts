@@ -137,6 +137,7 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
       if (r) {
         return { id: c.id, name: c.title, visibility: c.visibility, score: r.status === 'passed' ? c.points : 0, maxScore: c.points, status: r.status, message: r.message, ...(r.divergence ? { divergence: r.divergence } : {}), ...(r.comm ? { comm: r.comm } : {}), durationMs: r.durationMs };
       }
+      if (run.forged > 0) return { ...skippedCheck(c, `not graded: ${run.detail}`), status: 'error' };
       if (run.running === c.id) {
         const status = run.ended === 'timeout' ? 'timeout' : run.ended === 'out-of-memory' ? 'failed' : 'error';
         const tail = run.ended === 'crashed' && run.log ? `\n${run.log.trim().split('\n').slice(-5).join('\n')}` : '';

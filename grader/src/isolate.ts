@@ -5,6 +5,7 @@
  * limit, with its output capped. Results arrive as structured IPC messages;
  * nothing the child prints is ever read as a result.
  */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +43,8 @@ export interface IsolatedRun {
   /** Bytes of the child's own output dropped beyond the cap. */
   droppedBytes: number;
   wallMs: number;
+  /** Messages on the result channel that the grading process did not sign; if any, `results` is empty and `ended` is 'crashed'. */
+  forged: number;
 }
 
 let sandbox: string[] | undefined;
@@ -123,6 +126,13 @@ function childEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
+/** Whether `mac` is the HMAC-SHA256 of `body` under `key`. */
+function signedBy(key: Buffer, body: string, mac: string): boolean {
+  const expected = createHmac('sha256', key).update(body).digest();
+  const given = Buffer.from(mac, 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
 /** Resident memory of process `pid` in MB, from /proc (Linux); null elsewhere. */
 function rssMb(pid: number): number | null {
   try {
@@ -186,8 +196,19 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
+  // The first message gives the grading process a key for this run, before any submission code
+  // runs in it; every result it sends back is signed with it (child.ts). Anything else that turns
+  // up on the channel was written by someone else in the process: none of its results are kept.
+  const key = randomBytes(32);
+  let forged = 0;
+  child.send({ type: 'key', key: key.toString('hex') }, () => undefined);
   child.on('message', (raw: unknown) => {
-    const m = raw as ChildMessage;
+    const signed = raw as { body?: unknown; mac?: unknown } | null;
+    if (typeof signed?.body !== 'string' || typeof signed.mac !== 'string' || !signedBy(key, signed.body, signed.mac)) {
+      forged++;
+      return;
+    }
+    const m = JSON.parse(signed.body) as ChildMessage;
     if (m?.type === 'check-started') running = m.id;
     else if (m?.type === 'check-done') {
       results.push(m.result);
@@ -223,6 +244,12 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
   signal?.removeEventListener('abort', onAbort);
   killGroup(); // nothing it started may outlive it
   rmSync(jobFile, { force: true });
+  if (forged > 0) {
+    results.length = 0;
+    running = null;
+    ended = 'crashed';
+    detail = `the grading process's result channel carried ${forged} message${forged === 1 ? '' : 's'} that the grading process did not sign: something else in it, most likely the submission, wrote to the channel, so none of its results are kept`;
+  }
   if (!ended) {
     if (finished) ended = 'finished';
     else {
@@ -231,5 +258,5 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
     }
   }
   if (dropped > 0) log += `\n[${dropped} more bytes of output dropped]`;
-  return { results, running, ended, detail, log, droppedBytes: dropped, wallMs: Date.now() - started };
+  return { results, running, ended, detail, log, droppedBytes: dropped, wallMs: Date.now() - started, forged };
 }

@@ -29,7 +29,9 @@ export interface PolicyViolation {
 
 const HOST_GLOBALS = new Set([
   'process', 'globalThis', 'global', 'require', 'module', 'exports', '__dirname', '__filename',
-  'eval', 'Function', 'Worker', 'SharedWorker', 'fetch', 'XMLHttpRequest', 'WebSocket', 'importScripts', 'Deno', 'Bun',
+  'eval', 'Function', 'Worker', 'SharedWorker', 'fetch', 'XMLHttpRequest', 'WebSocket', 'EventSource', 'importScripts', 'Deno', 'Bun',
+  // Channels to other threads: ranks talk only through their Comm, whose every message the fabric sees.
+  'BroadcastChannel', 'MessageChannel', 'MessagePort',
 ]);
 
 const BUILTINS = new Set([
@@ -77,7 +79,9 @@ export function checkSource(code: string, file: string, srcDir: string, absFile:
     out.push({ file, line: n.loc?.start.line ?? 0, column: (n.loc?.start.column ?? 0) + 1, rule, message });
   let ast: Node;
   try {
-    ast = parse(code, { sourceType: 'module', plugins: ['typescript'], errorRecovery: false }) as unknown as Node;
+    // Parsed as the compiler reads it: a .tsx or .jsx file as JSX (`<b>{import('x')}</b>` is an import there).
+    const jsx = /\.[jt]sx$/.test(file);
+    ast = parse(code, { sourceType: 'module', plugins: jsx ? ['typescript', 'jsx'] : ['typescript'], errorRecovery: false }) as unknown as Node;
   } catch (e) {
     const err = e as Error & { loc?: { line: number; column: number } };
     out.push({ file, line: err.loc?.line ?? 0, column: (err.loc?.column ?? 0) + 1, rule: 'syntax', message: `syntax error: ${err.message.replace(/\s*\(\d+:\d+\)$/, '')}` });

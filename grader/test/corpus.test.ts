@@ -69,6 +69,7 @@ const EXPECTED: Record<string, Verdict> = {
   'reads-env': { status: 'failed', score: 0, policy: 'failed', message: POLICY_PROCESS, flags: ['policy'] },
   'reads-hidden': { status: 'failed', score: 0, policy: 'failed', message: /dynamic import\(\) is not allowed/, flags: ['policy'] },
   'fake-rubric': { status: 'failed', score: 0, policy: 'failed', message: POLICY_FS, flags: ['policy'] },
+  'forges-results': { status: 'failed', score: 0, policy: 'failed', message: POLICY_FS, flags: ['policy'] },
   'patches-math': { status: 'failed', score: 0, policy: 'failed', message: /assigning to a property of the built-in Math is not allowed/, flags: ['policy'] },
   'patches-float32': { status: 'failed', score: 0, policy: 'failed', message: /assigning to a property of a prototype is not allowed/, flags: ['policy'] },
   'imports-collectives': { status: 'failed', score: 0, policy: 'failed', message: /import of '@dtlab\/collectives' is not allowed in this exercise/, flags: ['policy'] },
@@ -78,6 +79,9 @@ const EXPECTED: Record<string, Verdict> = {
   'no-src': { status: 'failed', score: 0, policy: 'failed', message: /has no src\/ folder/, flags: ['policy'] },
   // Past the static policy, stopped by the confinement of the grading process and its rank workers.
   'calls-function-constructor': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 failed: EvalError: Code generation from strings disallowed/ },
+  'launches-a-payload': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 failed: Error: this thread runs untrusted code \(a submission\), so it cannot launch ranks/ },
+  'imports-through-jsx': { status: 'failed', score: 0, policy: 'failed', message: /src\/sneak\.tsx:\d+:\d+ dynamic import\(\) is not allowed/, flags: ['policy'] },
+  'side-channel': { status: 'failed', score: 0, policy: 'failed', message: /'BroadcastChannel' is not allowed in a submission/, flags: ['policy'] },
   // comm.seed is a one-way hash of the grading seed: the checks' inputs cannot be rebuilt from it.
   'rebuilds-inputs-from-seed': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /elements are wrong/ },
   'requires-through-arguments': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 failed: Error: .*src\/allreduce-mean\.ts cannot load 'node:fs': a submission may load only its own src\/ files and @dtlab\/tensor, @dtlab\/runtime/ },
@@ -145,8 +149,8 @@ describe('the bad-submission corpus, graded in one batch', () => {
     expect(csv).toContain(`control,${MAX},${MAX},${MAX},complete,`);
     expect(csv).toContain('missing-exercise,0,0,4,complete,ex01:missing');
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
-    expect(summary.pairs).toEqual({ expected: 32, graded: 32, pending: 0 });
-    expect(summary.status).toEqual({ passed: 3, failed: 28, error: 0, missing: 1 });
+    expect(summary.pairs).toEqual({ expected: 36, graded: 36, pending: 0 });
+    expect(summary.status).toEqual({ passed: 3, failed: 32, error: 0, missing: 1 });
     expect(summary.failing.map((f: { student: string }) => f.student)).toContain('loop-at-import');
   });
 });
@@ -158,7 +162,7 @@ describe('the confinement behind the policy check (policy skipped: tests only)',
   let out: string;
   let subs: string;
   // Without Node's permission model behind it, a confinement that failed would let the file-writing ones write.
-  const names = ['exit-1', 'kill-self', 'reads-env', ...(sandboxFlags().length > 0 ? SANDBOX_WALLS : [])];
+  const names = ['exit-1', 'kill-self', 'reads-env', 'imports-through-jsx', 'side-channel', ...(sandboxFlags().length > 0 ? SANDBOX_WALLS : [])];
 
   beforeAll(async () => {
     out = mkdtempSync(join(tmpdir(), 'dtlab-confined-out-'));
@@ -177,6 +181,14 @@ describe('the confinement behind the policy check (policy skipped: tests only)',
     }
   });
 
+  it("import() goes through the module's confined require", () => {
+    expectVerdict('imports-through-jsx', readRubricFile(rubricPath(out, 'imports-through-jsx', 'ex01')), { status: 'failed', score: 0, policy: 'skipped', checks: { 'two-ranks': 'failed' }, message: /src\/sneak\.tsx cannot load 'node:fs': a submission may load only its own src\/ files/ });
+  });
+
+  it('a rank has no channel to other threads but its Comm', () => {
+    expectVerdict('side-channel', readRubricFile(rubricPath(out, 'side-channel', 'ex01')), { status: 'failed', score: 0, policy: 'skipped', checks: { 'two-ranks': 'failed' }, message: /rank \d failed: ReferenceError: BroadcastChannel is not defined/ });
+  });
+
   it.runIf(sandboxFlags().length > 0)('a submission loads no built-in module: no file reads or writes', () => {
     for (const n of SANDBOX_WALLS) {
       expectVerdict(n, readRubricFile(rubricPath(out, n, 'ex01')), { status: 'failed', score: 0, policy: 'skipped', checks: { 'two-ranks': 'failed' }, message: /cannot load 'node:fs': a submission may load only its own src\/ files/ });
@@ -190,7 +202,7 @@ describe('the walls behind the policy check and the confinement (both skipped: t
   let subs: string;
   const sandboxed = sandboxFlags().length > 0;
   // Without Node's permission model, the file-writing ones would really write: they run only inside it.
-  const names = ['control', 'exit-1', 'kill-self', 'stdout-50mb', 'reads-env', ...(sandboxed ? SANDBOX_WALLS : [])];
+  const names = ['control', 'exit-1', 'kill-self', 'stdout-50mb', 'reads-env', 'forges-results', ...(sandboxed ? SANDBOX_WALLS : [])];
 
   beforeAll(async () => {
     out = mkdtempSync(join(tmpdir(), 'dtlab-unsafe-out-'));
@@ -225,6 +237,12 @@ describe('the walls behind the policy check and the confinement (both skipped: t
   it('process.kill(process.pid) ends its own grading process: a grading error, and the batch goes on', () => {
     expectVerdict('kill-self', get('kill-self'), { status: 'error', score: 0, policy: 'skipped', checks: { 'two-ranks': 'error' }, message: /the grading process ended early \(signal SIGTERM\)/, flags: ['crashed'] });
     expect(get('control').score).toBe(MAX);
+  });
+
+  it('results written into the result channel by anyone but the grading process are refused, with every result of that run', () => {
+    const r = get('forges-results');
+    expectVerdict('forges-results', r, { status: 'error', score: 0, policy: 'skipped', message: /result channel carried \d+ messages? that the grading process did not sign/, flags: ['crashed'] });
+    expect(r.checks.filter((c) => c.id !== 'policy').every((c) => c.status === 'error')).toBe(true);
   });
 
   it("the grading process does not see the grader's environment", () => {

@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LaunchSpecError } from './errors.ts';
+import { refuseIfConfined } from './confined.ts';
 import { runInline } from './backends/inline.ts';
 import { runWorkers } from './backends/workers.ts';
 import { WorkerPool } from './backends/pool.ts';
@@ -66,6 +67,7 @@ async function loadProgram(ref: ProgramRef): Promise<RankProgram> {
  * (or the timeout stopped them). Throws only for an invalid spec.
  */
 export async function launch(spec: LaunchSpec): Promise<LaunchResult> {
+  refuseIfConfined('launch ranks'); // a program loaded by path would not be confined
   validate(spec);
   const full = { ...spec, timeoutMs: spec.timeoutMs ?? DEFAULT_TIMEOUT_MS, seed: spec.seed ?? 0, memoryLimitMb: spec.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB };
   if ((spec.backend ?? 'inline') === 'workers') return runWorkers(full, spec.program as ProgramRef);

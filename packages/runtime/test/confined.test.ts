@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWorkerBundle, compileModules, launch, WorkerPool, type CompiledModule, type PrecompiledModules } from '../src/index.ts';
 
+const PROGRAMS = fileURLToPath(new URL('./programs/', import.meta.url));
+
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 const PROGRAM = here('./programs/untrusted.ts');
 const HELPER = here('./programs/untrusted-helper.ts');
@@ -46,8 +48,13 @@ async function probe(precompiled: PrecompiledModules): Promise<Record<string, un
 
 describe('untrusted precompiled modules', () => {
   it('run confined: no process, no other module, no Module class, no sloppy this, no stack API, no workers', async () => {
-    for (const v of await probe({ bundle, modules, untrusted: { allow: ALLOW } })) {
+    for (const v of await probe({ bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS } })) {
       expect(v).toEqual({
+        channels: 'BroadcastChannel: undefined, MessageChannel: undefined, MessagePort: undefined, fetch: undefined',
+        dynamicImport: expect.stringMatching(/^threw: .*untrusted\.ts cannot load 'node:fs'/),
+        launch: 'threw: this thread runs untrusted code (a submission), so it cannot launch ranks',
+        compile: 'threw: this thread runs untrusted code (a submission), so it cannot compile code',
+        requireData: expect.stringMatching(/^threw: .*cannot load '\.\/untrusted-data\.json'/),
         process: 'undefined',
         requireFs: expect.stringMatching(/^threw: .*untrusted\.ts cannot load 'node:fs': a submission may load only its own src\/ files and @dtlab\/tensor, @dtlab\/runtime$/),
         requireNotCompiled: expect.stringMatching(/^threw: .*cannot load '\.\/untrusted-outside\.ts'/),
@@ -55,7 +62,7 @@ describe('untrusted precompiled modules', () => {
         moduleClass: 'undefined',
         sloppyThis: 'undefined',
         stackApi: expect.stringMatching(/^threw: Cannot assign to read only property 'prepareStackTrace'/),
-        workers: 'threw: this thread runs untrusted code, so it cannot start worker threads: launch the ranks with the inline backend',
+        workers: 'threw: this thread runs untrusted code (a submission), so it cannot start worker threads',
         tensor: 6,
         helper: 6,
       });
@@ -64,7 +71,21 @@ describe('untrusted precompiled modules', () => {
 
   it('are not confined without `untrusted`: the same probes reach the host', async () => {
     for (const v of await probe({ bundle, modules })) {
-      expect(v).toMatchObject({ process: 'object', requireFs: 'ok: object', requireNotCompiled: 'ok: object', moduleClass: 'function', stackApi: 'ok: string', workers: 'ok: object', tensor: 6, helper: 6 });
+      expect(v).toMatchObject({
+        channels: 'BroadcastChannel: function, MessageChannel: function, MessagePort: function, fetch: function',
+        dynamicImport: 'ok: object',
+        launch: 'ok: object',
+        compile: 'ok: object',
+        requireData: 'ok: object',
+        process: 'object',
+        requireFs: 'ok: object',
+        requireNotCompiled: 'ok: object',
+        moduleClass: 'function',
+        stackApi: 'ok: string',
+        workers: 'ok: object',
+        tensor: 6,
+        helper: 6,
+      });
     }
   });
 });

@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { ToRank } from './protocol.ts';
+import { refuseIfConfined } from '../confined.ts';
 import { WORKER_MAIN, type PrecompiledModules } from './precompile.ts';
 
 const here = (name: string) => fileURLToPath(new URL(name, import.meta.url));
@@ -98,10 +99,7 @@ export class WorkerPool {
   private closed = false;
 
   constructor(private readonly opts: WorkerPoolOptions = {}) {
-    // A thread confined for untrusted code (precompiled-loader.cjs) must not start workers that are not.
-    if ((globalThis as Record<symbol, unknown>)[Symbol.for('dtlab.confined')] === true) {
-      throw new Error('this thread runs untrusted code, so it cannot start worker threads: launch the ranks with the inline backend');
-    }
+    refuseIfConfined('start worker threads'); // they would not be confined
     this.memoryLimitMb = opts.memoryLimitMb ?? 512;
   }
 

@@ -28,6 +28,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { refuseIfConfined } from '../confined.ts';
 import type * as Esbuild from 'esbuild';
 
 /** A module compiled ahead: its CommonJS code, or the compiler's error. */
@@ -46,7 +47,11 @@ export interface PrecompiledModules {
    * launch runs in it (see precompiled-loader.cjs). For full effect the
    * process must run with --disallow-code-generation-from-strings.
    */
-  untrusted?: { allow: string[] };
+  untrusted?: {
+    allow: string[];
+    /** The submission's folder: no file under it loads unless it is among the compiled modules. */
+    root?: string;
+  };
 }
 
 /** The module every rank worker runs first; a bundle always holds it. */
@@ -121,6 +126,7 @@ export interface WorkerBundleInfo {
  * its exports; precompiled-loader.cjs looks files up in it.
  */
 export async function buildWorkerBundle(spec: WorkerBundleSpec): Promise<WorkerBundleInfo> {
+  refuseIfConfined('compile code');
   const { build } = compiler();
   const listed = new Set(spec.packages);
   // Bare names that were not asked for (node:fs, ajv, the grader's own index...) stay outside the bundle.
@@ -187,16 +193,18 @@ function formatErrors(e: unknown, cwd: string): string {
  * say), never for what a file contains.
  */
 export async function compileModules(files: string[], opts: CompileOptions = {}): Promise<Record<string, CompiledModule>> {
+  refuseIfConfined('compile code');
   const out: Record<string, CompiledModule> = {};
   if (files.length === 0) return out;
   const { build } = compiler();
   const run = async (entries: string[]) => {
     // Outputs go next to their sources (never written), so that the source maps' paths are right.
     const dir = commonDir(entries);
-    const r = await build({ ...common(), entryPoints: entries, absWorkingDir: dir, outbase: dir, outdir: dir, sourcemap: 'inline', ...(opts.tsconfig ? { tsconfig: opts.tsconfig } : {}) });
+    // import() becomes a require() (supported: dynamic-import false), which an untrusted module's own confined require serves.
+    const r = await build({ ...common(), entryPoints: entries, absWorkingDir: dir, outbase: dir, outdir: dir, sourcemap: 'inline', supported: { 'dynamic-import': false }, ...(opts.tsconfig ? { tsconfig: opts.tsconfig } : {}) });
     const byOutput = new Map(r.outputFiles!.map((f) => [f.path, f.text]));
     for (const f of entries) {
-      const code = byOutput.get(join(dir, relative(dir, f)).replace(/\.[cm]?tsx?$/, '.js'));
+      const code = byOutput.get(join(dir, relative(dir, f)).replace(/\.[cm]?[jt]sx?$/, '.js'));
       out[f] = code === undefined ? { error: `ERROR: the compiler produced no output for ${f}` } : { code };
     }
   };

@@ -21,7 +21,9 @@
 // cache lead to every built-in), and its code is strict. Nothing else loads
 // through tsx. `confine()` then takes away what the rest of the thread does
 // not need and a submission must not have: the `process` global, the
-// stack-trace API that hands out callers' functions, and starting workers. With code generation
+// stack-trace API that hands out callers' functions, channels to other threads
+// and to the network (BroadcastChannel, MessageChannel, fetch...), and
+// starting workers, launching ranks or compiling code (the runtime refuses). With code generation
 // from strings switched off for the process (the grader starts it with
 // --disallow-code-generation-from-strings), a submission then has no way to
 // the host: no file system, no child processes, no signals.
@@ -81,9 +83,16 @@ function install({ bundle, modules = {}, untrusted } = {}) {
   }
   for (const ext of EXTENSIONS) Module._extensions[ext] = loadTypeScript;
   // A submission's JavaScript files are compiled too: they load the same way, not through Node's own loader.
-  for (const ext of ['.js', '.cjs']) {
+  // And no other file of an untrusted submission loads at all (a file without an extension loads as '.js').
+  const root = untrusted?.root ? path.resolve(untrusted.root) + path.sep : null;
+  for (const ext of ['.js', '.cjs', '.json', '.node']) {
     const plain = Module._extensions[ext];
-    if (plain) Module._extensions[ext] = (module, filename) => (own.call(modules, filename) ? loadTypeScript(module, filename) : plain(module, filename));
+    if (!plain) continue;
+    Module._extensions[ext] = (module, filename) => {
+      if (own.call(modules, filename)) return loadTypeScript(module, filename);
+      if (root && filename.startsWith(root)) throw new Error(`${filename} cannot be loaded: of a submission, only its compiled source files load`);
+      return plain(module, filename);
+    };
   }
 
   const allow = new Set(untrusted?.allow ?? []);
@@ -131,6 +140,9 @@ function install({ bundle, modules = {}, untrusted } = {}) {
   };
 }
 
+/** Globals that open a channel the fabric does not see: to other threads, or to the network. */
+const UNCONFINED_GLOBALS = ['BroadcastChannel', 'MessageChannel', 'MessagePort', 'fetch', 'WebSocket', 'EventSource'];
+
 /** Where loadConfined hands a module its confined require and module, for the moment it runs. */
 const CONFINED = '__dtlabConfined';
 
@@ -142,6 +154,8 @@ const CONFINED = '__dtlabConfined';
  */
 function confine() {
   delete globalThis.process;
+  // Channels between threads and to the network: ranks talk only through their Comm, which the fabric sees.
+  for (const name of UNCONFINED_GLOBALS) delete globalThis[name];
   Object.defineProperty(Error, 'prepareStackTrace', { value: undefined, writable: false, configurable: false });
   // For the runtime: a WorkerPool made here would start workers that are not confined (pool.ts).
   Object.defineProperty(globalThis, Symbol.for('dtlab.confined'), { value: true, writable: false, configurable: false });

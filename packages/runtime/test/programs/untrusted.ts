@@ -5,7 +5,7 @@
  * open again without the confinement.
  */
 import { tensor } from '@dtlab/tensor';
-import { WorkerPool, type Comm } from '@dtlab/runtime';
+import { WorkerPool, compileModules, launch, type Comm } from '@dtlab/runtime';
 import { triple } from './untrusted-helper.ts';
 
 // What the module's code receives as its CommonJS parameters: exports, require, module, ...
@@ -21,11 +21,25 @@ function attempt(f: () => unknown): string {
   }
 }
 
+async function attemptAsync(f: () => Promise<unknown>): Promise<string> {
+  try {
+    const v = await f();
+    return `ok: ${typeof v}`;
+  } catch (e) {
+    return `threw: ${(e as Error).message}`;
+  }
+}
+
 /** What each way to the host gave. */
-export function probe(comm: Comm): Record<string, unknown> {
+export async function probe(comm: Comm): Promise<Record<string, unknown>> {
   console.log(`rank ${comm.rank} probing`);
   const g = globalThis as Record<string, unknown>;
   return {
+    channels: ['BroadcastChannel', 'MessageChannel', 'MessagePort', 'fetch'].map((name) => `${name}: ${typeof g[name]}`).join(', '),
+    dynamicImport: await attemptAsync(() => import('node:' + 'fs')),
+    launch: await attemptAsync(() => launch({ worldSize: 1, program: async () => 1 })),
+    compile: await attemptAsync(() => compileModules([])),
+    requireData: attempt(() => moduleArgs[1]('./untrusted-data.json')),
     process: typeof g['pro' + 'cess'],
     requireFs: attempt(() => moduleArgs[1]('node:fs')),
     requireNotCompiled: attempt(() => moduleArgs[1]('./untrusted-outside.ts')),
