@@ -19,14 +19,15 @@
 // loads only the other compiled modules and the packages `untrusted.allow`
 // names, its `module` is a plain object (not Node's Module, whose class and
 // cache lead to every built-in), and its code is strict. Nothing else loads
-// through tsx. `confine()` then takes away what the rest of the thread does
-// not need and a submission must not have: the `process` global, the
-// stack-trace API that hands out callers' functions, channels to other threads
-// and to the network (BroadcastChannel, MessageChannel, fetch...), and
-// starting workers, launching ranks or compiling code (the runtime refuses). With code generation
-// from strings switched off for the process (the grader starts it with
-// --disallow-code-generation-from-strings), a submission then has no way to
-// the host: no file system, no child processes, no signals.
+// through tsx, and no other file under `untrusted.root` loads at all.
+// `confine()` then takes away what the rest of the thread does not need and
+// a submission must not have: the `process` global, the stack-trace API that
+// hands out callers' functions, channels to other threads and to the network
+// (BroadcastChannel, MessageChannel, fetch...), and starting workers,
+// launching ranks or compiling code (the runtime refuses those). With code
+// generation from strings switched off for the process (the grader starts it
+// with --disallow-code-generation-from-strings), a submission then has no way
+// to the host: no file system, no child processes, no signals.
 //
 // Plain CommonJS, so that loading it needs nothing compiled.
 'use strict';
@@ -148,9 +149,11 @@ const CONFINED = '__dtlabConfined';
 
 /**
  * Takes from this thread what a confined submission must not reach: the
- * `process` global (whoever needs it keeps a reference from before) and
- * Error.prepareStackTrace, through which a stack trace hands out the
- * functions and receivers of its callers. Stack traces still show, source-mapped.
+ * `process` global (whoever needs it keeps a reference from before), the
+ * channels of UNCONFINED_GLOBALS, and Error.prepareStackTrace, through which
+ * a stack trace hands out the functions and receivers of its callers (stack
+ * traces still show, source-mapped); and marks the thread confined for the
+ * runtime (src/confined.ts).
  */
 function confine() {
   delete globalThis.process;
