@@ -82,6 +82,10 @@ const EXPECTED: Record<string, Verdict> = {
   'launches-a-payload': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 failed: Error: this thread runs untrusted code \(a submission\), so it cannot launch ranks/ },
   'imports-through-jsx': { status: 'failed', score: 0, policy: 'failed', message: /src\/sneak\.tsx:\d+:\d+ dynamic import\(\) is not allowed/, flags: ['policy'] },
   'side-channel': { status: 'failed', score: 0, policy: 'failed', message: /'BroadcastChannel' is not allowed in a submission/, flags: ['policy'] },
+  // The checks' own rank programs run beside the submission: it may not redefine what they call, or read their callers.
+  'patches-builtin-by-alias': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 failed: TypeError: Cannot assign to read only property 'imul'/ },
+  'reads-course-callers': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 failed: TypeError: 'caller', 'callee', and 'arguments' properties may not be accessed on strict mode functions/ },
+  'hijacks-function-call': { status: 'failed', score: 0, policy: 'failed', message: /'Function' is not allowed in a submission/, flags: ['policy'] },
   // comm.seed is a one-way hash of the grading seed: the checks' inputs cannot be rebuilt from it.
   'rebuilds-inputs-from-seed': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /elements are wrong/ },
   'requires-through-arguments': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 failed: Error: .*src\/allreduce-mean\.ts cannot load 'node:fs': a submission may load only its own src\/ files and @dtlab\/tensor, @dtlab\/runtime/ },
@@ -149,8 +153,8 @@ describe('the bad-submission corpus, graded in one batch', () => {
     expect(csv).toContain(`control,${MAX},${MAX},${MAX},complete,`);
     expect(csv).toContain('missing-exercise,0,0,4,complete,ex01:missing');
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
-    expect(summary.pairs).toEqual({ expected: 36, graded: 36, pending: 0 });
-    expect(summary.status).toEqual({ passed: 3, failed: 32, error: 0, missing: 1 });
+    expect(summary.pairs).toEqual({ expected: 39, graded: 39, pending: 0 });
+    expect(summary.status).toEqual({ passed: 3, failed: 35, error: 0, missing: 1 });
     expect(summary.failing.map((f: { student: string }) => f.student)).toContain('loop-at-import');
   });
 });
@@ -162,7 +166,7 @@ describe('the confinement behind the policy check (policy skipped: tests only)',
   let out: string;
   let subs: string;
   // Without Node's permission model behind it, a confinement that failed would let the file-writing ones write.
-  const names = ['exit-1', 'kill-self', 'reads-env', 'imports-through-jsx', 'side-channel', ...(sandboxFlags().length > 0 ? SANDBOX_WALLS : [])];
+  const names = ['exit-1', 'kill-self', 'reads-env', 'imports-through-jsx', 'side-channel', 'hijacks-function-call', ...(sandboxFlags().length > 0 ? SANDBOX_WALLS : [])];
 
   beforeAll(async () => {
     out = mkdtempSync(join(tmpdir(), 'dtlab-confined-out-'));
@@ -183,6 +187,10 @@ describe('the confinement behind the policy check (policy skipped: tests only)',
 
   it("import() goes through the module's confined require", () => {
     expectVerdict('imports-through-jsx', readRubricFile(rubricPath(out, 'imports-through-jsx', 'ex01')), { status: 'failed', score: 0, policy: 'skipped', checks: { 'two-ranks': 'failed' }, message: /src\/sneak\.tsx cannot load 'node:fs': a submission may load only its own src\/ files/ });
+  });
+
+  it('the built-ins the course calls are frozen', () => {
+    expectVerdict('hijacks-function-call', readRubricFile(rubricPath(out, 'hijacks-function-call', 'ex01')), { status: 'failed', score: 0, policy: 'skipped', checks: { 'two-ranks': 'failed' }, message: /rank \d failed: TypeError: Cannot redefine property: call/ });
   });
 
   it('a rank has no channel to other threads but its Comm', () => {

@@ -59,6 +59,22 @@ interface Request {
 
 const BYTES: Record<DType, number> = { float32: 4, float64: 8 };
 
+/**
+ * Throws unless `payload` is exactly a tensor's bytes: a known dtype, a
+ * plain (not shared) ArrayBuffer, and a shape of non-negative integers whose
+ * product is the buffer's element count. Only a rank that bypasses its Comm
+ * can send anything else, and anything else could carry data the trace does
+ * not count (numbers in the shape) or shared memory between ranks.
+ */
+function checkPayload(src: number, dst: number, payload: Payload): void {
+  const p = payload as Partial<Payload> | null;
+  const bytes = p && typeof p.dtype === 'string' && Object.hasOwn(BYTES, p.dtype) ? BYTES[p.dtype as DType] : 0;
+  const shapeOk = Array.isArray(p?.shape) && p.shape.length <= 64 && p.shape.every((d) => Number.isSafeInteger(d) && d >= 0);
+  if (!bytes || !(p!.buffer instanceof ArrayBuffer) || !shapeOk || p!.shape!.reduce((a, d) => a * d, 1) * bytes !== p!.buffer.byteLength) {
+    throw new TypeError(`rank ${src}: send to rank ${dst}: the message is not a tensor (a dtype, a shape of non-negative integers and an ArrayBuffer of exactly that many elements); send tensors through comm.send or comm.isend`);
+  }
+}
+
 /** What a request waits in, as reports say it: "barrier" or "recv from rank 1 (tag 0)". */
 function waitLabel(req: Request): string {
   return req.kind === 'barrier' ? 'barrier' : describeWait({ op: 'recv', src: req.src, tag: req.tag });
@@ -123,8 +139,9 @@ export class Fabric {
     this.delays = (opts.faults ?? []).filter((f): f is Extract<Fault, { kind: 'delay' }> => f.kind === 'delay');
   }
 
-  /** `src` sends `payload` to `dst` with `tag`. */
+  /** `src` sends `payload` to `dst` with `tag`. Throws, sending nothing, if the payload is not a tensor's bytes. */
   send(src: number, dst: number, tag: number, payload: Payload): void {
+    checkPayload(src, dst, payload);
     this.activity(src);
     const count = payload.buffer.byteLength / BYTES[payload.dtype];
     const bytes = payload.buffer.byteLength;

@@ -148,7 +148,9 @@ export async function buildWorkerBundle(spec: WorkerBundleSpec): Promise<WorkerB
   const table = modules.map((m) => `  ${JSON.stringify(m)}: once(() => require(${JSON.stringify(m)})),`).join('\n');
   const entry = `const once = (load) => { let done = false, value; return () => (done ? value : ((value = load()), (done = true), value)); };\nexports.modules = {\n${table}\n};\n`;
   const out = await build({ ...base, stdin: { contents: entry, resolveDir: spec.resolveDir, loader: 'js', sourcefile: 'dtlab-worker-bundle.js' }, outfile: spec.outFile });
-  const text = `// Rank-worker bundle made by @dtlab/runtime's buildWorkerBundle from ${modules.length} modules; do not edit.\n${out.outputFiles![0]!.text}`;
+  // Strict as a whole: esbuild lifts the modules' functions to the file's top level, where they would
+  // be sloppy-mode functions, whose .caller and .arguments show who called them with what.
+  const text = `// Rank-worker bundle made by @dtlab/runtime's buildWorkerBundle from ${modules.length} modules; do not edit.\n'use strict';\n${out.outputFiles![0]!.text}`;
   const tmp = `${spec.outFile}.${process.pid}.${randomBytes(4).toString('hex')}`;
   try {
     writeFileSync(tmp, text);

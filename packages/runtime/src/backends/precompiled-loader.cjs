@@ -37,6 +37,9 @@ const path = require('node:path');
 const EXTENSIONS = ['.ts', '.mts', '.cts', '.tsx'];
 const own = Object.prototype.hasOwnProperty;
 let installed = false;
+// Once confined (confine()), course modules are frozen as they load; those loaded before are kept here for it.
+let confined = false;
+const loadedCourseExports = [];
 
 /**
  * Installs the loader in this thread: `bundle` is the path of a bundle made
@@ -70,6 +73,8 @@ function install({ bundle, modules = {}, untrusted } = {}) {
   function loadTypeScript(module, filename) {
     if (own.call(bundled, filename)) {
       module.exports = bundled[filename]();
+      if (confined) freezeExports(module.exports);
+      else loadedCourseExports.push(module.exports);
       return;
     }
     if (own.call(modules, filename)) {
@@ -110,12 +115,14 @@ function install({ bundle, modules = {}, untrusted } = {}) {
     };
     const confinedModule = Object.create(null);
     Object.defineProperty(confinedModule, 'exports', { get: () => module.exports, set: (v) => void (module.exports = v), enumerable: true });
-    // The module's code goes in a strict function whose parameters hide the real require and module
-    // from it; on the first line, so that line numbers and the inline source map still agree.
+    // The module's code goes in a function whose parameters hide the real require and module from
+    // it, called directly (not through .call, which the code could have redefined), all strict
+    // (Node's own wrapper too, so that its .arguments are not to be had); on the first line, so
+    // that line numbers and the inline source map still agree.
     const at = code.lastIndexOf('\n//# sourceMappingURL=');
     const body = at >= 0 ? code.slice(0, at) : code;
     const map = at >= 0 ? code.slice(at) : '';
-    const wrapped = `(function (exports, require, module, __filename, __dirname) {'use strict';${body}\n}).call(module.exports, module.exports, module.${CONFINED}.require, module.${CONFINED}.module, __filename, __dirname);${map}`;
+    const wrapped = `'use strict';(function (exports, require, module, __filename, __dirname) {${body}\n})(module.exports, module.${CONFINED}.require, module.${CONFINED}.module, __filename, __dirname);${map}`;
     Object.defineProperty(module, CONFINED, { value: { require: confinedRequire, module: confinedModule }, configurable: true });
     try {
       module._compile(wrapped, filename);
@@ -141,6 +148,36 @@ function install({ bundle, modules = {}, untrusted } = {}) {
   };
 }
 
+/**
+ * Built-ins frozen in a confined thread, with their prototypes; Object.prototype and
+ * Error.prototype only take no new properties (freezing them would make an assignment like
+ * `obj.toString = f` fail everywhere), and console keeps its own state.
+ */
+const FROZEN_GLOBALS = [
+  'Math', 'JSON', 'Reflect', 'Atomics', 'Object', 'Function', 'Array', 'Promise', 'Map', 'Set', 'WeakMap', 'WeakSet', 'WeakRef',
+  'ArrayBuffer', 'SharedArrayBuffer', 'DataView', 'Number', 'String', 'Boolean', 'Symbol', 'BigInt', 'Date', 'RegExp',
+  'Float32Array', 'Float64Array', 'Int8Array', 'Int16Array', 'Int32Array', 'Uint8Array', 'Uint8ClampedArray', 'Uint16Array',
+  'Uint32Array', 'BigInt64Array', 'BigUint64Array', 'WebAssembly', 'structuredClone', 'queueMicrotask',
+  'setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate',
+];
+
+/** Freezes a course module's exports: its classes (and their prototypes), functions and namespaces. */
+function freezeExports(exp, depth = 0) {
+  if (exp === null || (typeof exp !== 'object' && typeof exp !== 'function') || Object.isFrozen(exp)) return;
+  Object.freeze(exp);
+  if (typeof exp === 'function' && exp.prototype && typeof exp.prototype === 'object') Object.freeze(exp.prototype);
+  if (depth >= 2) return;
+  for (const key of Object.keys(exp)) {
+    let value;
+    try {
+      value = exp[key];
+    } catch {
+      continue;
+    }
+    freezeExports(value, depth + 1);
+  }
+}
+
 /** Globals that open a channel the fabric does not see: to other threads, or to the network. */
 const UNCONFINED_GLOBALS = ['BroadcastChannel', 'MessageChannel', 'MessagePort', 'fetch', 'WebSocket', 'EventSource'];
 
@@ -156,10 +193,31 @@ const CONFINED = '__dtlabConfined';
  * runtime (src/confined.ts).
  */
 function confine() {
+  confined = true;
   delete globalThis.process;
   // Channels between threads and to the network: ranks talk only through their Comm, which the fabric sees.
   for (const name of UNCONFINED_GLOBALS) delete globalThis[name];
   Object.defineProperty(Error, 'prepareStackTrace', { value: undefined, writable: false, configurable: false });
+  // What the course's code in this thread calls, the submission must not redefine: a patched
+  // Math.imul or Array.prototype.some runs inside the checks' own rank programs, and sees their data.
+  for (const name of FROZEN_GLOBALS) {
+    const value = globalThis[name];
+    if (value === undefined) continue;
+    Object.defineProperty(globalThis, name, { value, writable: false, configurable: false });
+    Object.freeze(value);
+    if (value.prototype && value !== Object) Object.freeze(value.prototype);
+  }
+  Object.freeze(Object.getPrototypeOf(Float32Array)); // %TypedArray%
+  Object.freeze(Object.getPrototypeOf(Float32Array.prototype));
+  Object.freeze(Function.prototype);
+  Object.freeze(Object.getPrototypeOf(async () => {})); // AsyncFunction.prototype
+  Object.freeze(Object.getPrototypeOf(function* () {})); // GeneratorFunction.prototype
+  Object.freeze(Object.getPrototypeOf([][Symbol.iterator]())); // %ArrayIteratorPrototype%
+  // New properties only: an own toString or constructor of any object must stay assignable.
+  Object.preventExtensions(Object.prototype);
+  Object.preventExtensions(Error.prototype);
+  for (const exp of loadedCourseExports) freezeExports(exp);
+  loadedCourseExports.length = 0;
   // For the runtime: a WorkerPool made here would start workers that are not confined (pool.ts).
   Object.defineProperty(globalThis, Symbol.for('dtlab.confined'), { value: true, writable: false, configurable: false });
 }

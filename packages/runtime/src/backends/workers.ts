@@ -125,7 +125,15 @@ export async function runWorkers(spec: Spec, program: ProgramRef): Promise<Launc
 
   const listeners = workers.map((w, rank) => {
     const onMessage = (m: FromRank) => {
-      if (m.t === 'ready' || m.launch !== launch) return; // a message of an earlier launch
+      if (m?.t === 'ready' || m?.launch !== launch) return; // a message of an earlier launch
+      try {
+        handle(m);
+      } catch (e) {
+        // Only a rank that bypasses its Comm sends what the fabric refuses: that rank fails, nothing else.
+        fail(rank, 'error', e instanceof Error ? e : new Error(String(e)), true);
+      }
+    };
+    const handle = (m: Exclude<FromRank, { t: 'ready' }>) => {
       switch (m.t) {
         case 'send': return fabric.send(rank, m.dst, m.tag, m.payload);
         case 'post': return fabric.post(rank, m.id, m.src, m.tag, m.expect);
