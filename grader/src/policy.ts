@@ -31,7 +31,7 @@ const HOST_GLOBALS = new Set([
   'process', 'globalThis', 'global', 'require', 'module', 'exports', '__dirname', '__filename',
   'eval', 'Function', 'Worker', 'SharedWorker', 'fetch', 'XMLHttpRequest', 'WebSocket', 'EventSource', 'importScripts', 'Deno', 'Bun',
   // Channels to other threads: ranks talk only through their Comm, whose every message the fabric sees.
-  'BroadcastChannel', 'MessageChannel', 'MessagePort',
+  'BroadcastChannel', 'MessageChannel', 'MessagePort', 'EventTarget',
 ]);
 
 const BUILTINS = new Set([

@@ -7,7 +7,7 @@
  */
 import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
-import { join, relative, sep } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import type TypeScript from 'typescript';
 
 // Required, not imported: an ES-module import of a CommonJS package first scans
@@ -46,8 +46,18 @@ function check(req: TypeCheckRequest): TypeCheckResponse {
   const srcDir = join(req.dir, 'src');
   const inSubmission = (f: string) => f.startsWith(req.dir + sep) || f.startsWith(req.dir + '/');
   const host = ts.createCompilerHost(options);
+  // A submission may name any file in a `/// <reference>` or an `import type`, and the compiler's
+  // errors would quote what it found there (hidden checks, solutions, other submissions): files
+  // outside the readable folders do not exist for it.
+  const folders = req.readable.map((d) => resolve(d) + sep);
+  const mayRead = (f: string) => req.readableFiles.includes(resolve(f)) || folders.some((d) => resolve(f).startsWith(d));
+  const fileExists = host.fileExists.bind(host);
+  const readFile = host.readFile.bind(host);
+  host.fileExists = (f) => mayRead(f) && fileExists(f);
+  host.readFile = (f) => (mayRead(f) ? readFile(f) : undefined);
   const getSourceFile = host.getSourceFile.bind(host);
   host.getSourceFile = (fileName, languageVersionOrOptions, onError, shouldCreate) => {
+    if (!mayRead(fileName)) return undefined;
     // The submission's own files change from check to check; everything else is shared.
     if (inSubmission(fileName)) return getSourceFile(fileName, languageVersionOrOptions, onError, shouldCreate);
     const format = typeof languageVersionOrOptions === 'object' ? languageVersionOrOptions.impliedNodeFormat : undefined;

@@ -8,7 +8,10 @@
  * The checks run one at a time in one worker thread beside the gradings
  * (the compiler is synchronous; a thread keeps the caller responsive and can
  * be stopped), on a private copy of the submission inside the repository,
- * so that `@dtlab/*` imports resolve as they do for the student.
+ * so that `@dtlab/*` imports resolve as they do for the student. The
+ * compiler reads only that copy, the course packages and node_modules: a
+ * type-only import or a `/// <reference>` of anything else (the hidden
+ * checks, say) finds nothing, so no error can quote it.
  */
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
@@ -17,6 +20,7 @@ import type { Exercise } from './exercises.ts';
 import type { Rubric } from './rubric.ts';
 import { privateCopy, SubmissionError } from './submission.ts';
 import { sourceFiles } from './policy.ts';
+import { PACKAGES_DIR, ROOT } from './paths.ts';
 import { statSync } from 'node:fs';
 
 /** Sent to the worker. */
@@ -26,6 +30,10 @@ export interface TypeCheckRequest {
   dir: string;
   /** The exercise's tsconfig.json. */
   tsconfig: string;
+  /** The only folders the compiler may read from (the copy, the course packages, node_modules): not grader/hidden, solutions or other submissions. */
+  readable: string[];
+  /** Single files it may read besides (the package.json and tsconfig files that apply to the copy). */
+  readableFiles: string[];
 }
 
 /** The worker's answer. */
@@ -104,7 +112,9 @@ export class TypeChecker {
       const bytes = files.reduce((s, f) => s + statSync(join(copy.dir, 'src', f)).size, 0);
       if (bytes > this.maxSourceBytes) return { status: 'skipped', reason: `the source is ${bytes} bytes, over the ${this.maxSourceBytes} checked` };
       if (files.length === 0) return { status: 'skipped', reason: 'there are no source files' };
-      const res = await this.ask({ id: this.nextId++, dir: copy.dir, tsconfig: join(exercise.dir, 'tsconfig.json') });
+      const readable = [copy.dir, PACKAGES_DIR, join(ROOT, 'node_modules')];
+      const readableFiles = [join(ROOT, 'package.json'), join(ROOT, 'tsconfig.base.json'), join(exercise.dir, 'tsconfig.json'), join(exercise.dir, 'package.json')];
+      const res = await this.ask({ id: this.nextId++, dir: copy.dir, tsconfig: join(exercise.dir, 'tsconfig.json'), readable, readableFiles });
       if (res.failed) return { status: 'skipped', reason: `the compiler failed: ${res.failed}` };
       return res.count === 0 ? { status: 'ok', ms: res.ms } : { status: 'errors', count: res.count, errors: res.errors, ms: res.ms };
     } finally {

@@ -85,6 +85,9 @@ const EXPECTED: Record<string, Verdict> = {
   // The checks' own rank programs run beside the submission: it may not redefine what they call, or read their callers.
   'patches-builtin-by-alias': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 failed: TypeError: Cannot assign to read only property 'imul'/ },
   'reads-course-callers': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 failed: TypeError: 'caller', 'callee', and 'arguments' properties may not be accessed on strict mode functions/ },
+  'hooks-port-dispatch': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 failed: TypeError: Cannot assign to read only property 'Symbol\(nodejs\.internal\.kHybridDispatch\)'/ },
+  // The type check reads nothing outside the submission, the course packages and node_modules.
+  'type-peeks-at-hidden': { status: 'passed', score: 'max', policy: 'passed', message: /TS2307: Cannot find module '\.\.\/\.\.\/\.\.\/grader\/hidden\/ex01-allreduce-mean\/checks\.ts'/, flags: ['type-errors'] },
   'hijacks-function-call': { status: 'failed', score: 0, policy: 'failed', message: /'Function' is not allowed in a submission/, flags: ['policy'] },
   // comm.seed is a one-way hash of the grading seed: the checks' inputs cannot be rebuilt from it.
   'rebuilds-inputs-from-seed': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /elements are wrong/ },
@@ -135,8 +138,14 @@ describe('the bad-submission corpus, graded in one batch', () => {
 
   it('lets no cheat score: only the correct submissions have points', () => {
     const scored = result.gradebook.rows.filter((r) => r.total > 0).map((r) => r.student);
-    expect(scored.sort()).toEqual(['control', 'stdout-50mb', 'type-error']);
+    expect(scored.sort()).toEqual(['control', 'stdout-50mb', 'type-error', 'type-peeks-at-hidden']);
     expect(result.gradebook.rows.find((r) => r.student === 'control')!.total).toBe(MAX);
+  });
+
+  it('shows no type from outside the submission in a type-check note', () => {
+    const notes = (readRubricFile(rubricPath(out, 'type-peeks-at-hidden', 'ex01'))!.notes ?? []).join('\n');
+    expect(notes).toMatch(/Cannot find module/);
+    expect(notes).not.toMatch(/typeof import|CheckContext|seed-experiment/);
   });
 
   it('keeps the fake rubric out of the gradebook: the rubric of fake-rubric is the grader’s own', () => {
@@ -153,8 +162,8 @@ describe('the bad-submission corpus, graded in one batch', () => {
     expect(csv).toContain(`control,${MAX},${MAX},${MAX},complete,`);
     expect(csv).toContain('missing-exercise,0,0,4,complete,ex01:missing');
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
-    expect(summary.pairs).toEqual({ expected: 39, graded: 39, pending: 0 });
-    expect(summary.status).toEqual({ passed: 3, failed: 35, error: 0, missing: 1 });
+    expect(summary.pairs).toEqual({ expected: 41, graded: 41, pending: 0 });
+    expect(summary.status).toEqual({ passed: 4, failed: 36, error: 0, missing: 1 });
     expect(summary.failing.map((f: { student: string }) => f.student)).toContain('loop-at-import');
   });
 });

@@ -159,6 +159,7 @@ const FROZEN_GLOBALS = [
   'Float32Array', 'Float64Array', 'Int8Array', 'Int16Array', 'Int32Array', 'Uint8Array', 'Uint8ClampedArray', 'Uint16Array',
   'Uint32Array', 'BigInt64Array', 'BigUint64Array', 'WebAssembly', 'structuredClone', 'queueMicrotask',
   'setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate',
+  'EventTarget', 'Event', 'CustomEvent', 'AbortController', 'AbortSignal',
 ];
 
 /** Freezes a course module's exports: its classes (and their prototypes), functions and namespaces. */
@@ -194,6 +195,13 @@ const CONFINED = '__dtlabConfined';
  */
 function confine() {
   confined = true;
+  // The worker's ports (MessagePort -> NodeEventTarget -> EventTarget) deliver every message through
+  // methods on these prototypes: frozen, so that no hook sees what the launcher sends the ranks.
+  const { MessageChannel: Channel } = require('node:worker_threads');
+  const { port1, port2 } = new Channel();
+  for (let proto = Object.getPrototypeOf(port1); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) Object.freeze(proto);
+  port1.close();
+  port2.close();
   delete globalThis.process;
   // Channels between threads and to the network: ranks talk only through their Comm, which the fabric sees.
   for (const name of UNCONFINED_GLOBALS) delete globalThis[name];
