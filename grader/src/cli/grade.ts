@@ -69,6 +69,9 @@ async function main(): Promise<number> {
     submissionDir,
     seed,
     hidden: !options['no-hidden'],
+    // A student grading their own exercise folder has no one to cheat: workers are reused (twice as
+    // fast). Any other folder (a TA grading a student's) gets fresh workers for every launch.
+    reuseWorkers: options.submission === undefined,
     hintsShown: shown,
     onProgress: (m) => {
       if (live && m.type === 'check-started') process.stderr.write(`\r\x1b[2Kgrading ${id}: ${m.id} ...`);

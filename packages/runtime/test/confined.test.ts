@@ -69,6 +69,21 @@ describe('untrusted precompiled modules', () => {
     }
   });
 
+  it('run each launch on workers that never ran them before, unless reuseWorkers', async () => {
+    const counts = async (reuseWorkers: boolean) => {
+      const pool = new WorkerPool({ memoryLimitMb: 128, precompiled: { bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS, reuseWorkers } } });
+      pools.push(pool);
+      const out: unknown[] = [];
+      for (let i = 0; i < 3; i++) {
+        const r = await launch({ worldSize: 2, backend: 'workers', program: { module: PROGRAM, export: 'callsInThisWorker' }, pool });
+        out.push(r.ranks.map((o) => o.value));
+      }
+      return out;
+    };
+    expect(await counts(false)).toEqual([[1, 1], [1, 1], [1, 1]]);
+    expect(await counts(true)).toEqual([[1, 1], [2, 2], [3, 3]]);
+  });
+
   it('are not confined without `untrusted`: the same probes reach the host', async () => {
     for (const v of await probe({ bundle, modules })) {
       expect(v).toMatchObject({

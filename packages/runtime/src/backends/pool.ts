@@ -156,11 +156,16 @@ export class WorkerPool {
 
   /** @internal Takes a worker back: to the pool if `reusable`, else it is terminated. */
   release(w: RankWorker, reusable: boolean): Promise<void> {
-    if (reusable && !this.closed) {
+    const untrusted = this.opts.precompiled?.untrusted !== undefined && !this.opts.precompiled.untrusted.reuseWorkers;
+    if (reusable && !this.closed && !untrusted) {
       this.park(w);
       return Promise.resolve();
     }
-    return this.discard(w);
+    const gone = this.discard(w);
+    // A worker that ran untrusted code is never lent again, so that nothing it left behind (state,
+    // hooks) meets a later launch; a fresh one starts now in its place.
+    if (reusable && !this.closed && untrusted) void this.warm(this.idle.length + this.starting.length + 1).catch(() => undefined);
+    return gone;
   }
 
   /** Terminates every worker. */

@@ -57,3 +57,10 @@ export async function probe(comm: Comm): Promise<Record<string, unknown>> {
     helper: triple(2),
   };
 }
+
+let calls = 0;
+
+/** How many launches this worker has run this module in, this one included. */
+export function callsInThisWorker(): number {
+  return ++calls;
+}
