@@ -139,9 +139,14 @@ export class Fabric {
     this.delays = (opts.faults ?? []).filter((f): f is Extract<Fault, { kind: 'delay' }> => f.kind === 'delay');
   }
 
-  /** `src` sends `payload` to `dst` with `tag`. Throws, sending nothing, if the payload is not a tensor's bytes. */
-  send(src: number, dst: number, tag: number, payload: Payload): void {
-    checkPayload(src, dst, payload);
+  /** `src` sends `payload` to `dst` with `tag`. Throws, sending nothing, if the payload is not a tensor's bytes or `dst` or `tag` is not valid. */
+  send(src: number, dst: number, tag: number, given: Payload): void {
+    if (!Number.isInteger(dst) || dst < 0 || dst >= this.worldSize || !Number.isSafeInteger(tag) || tag < 0) {
+      throw new RangeError(`rank ${src}: send: the destination must be a rank in [0, ${this.worldSize}) and the tag a non-negative integer, got ${String(dst)} and ${String(tag)}`);
+    }
+    checkPayload(src, dst, given);
+    // Exactly a tensor's bytes travel on: nothing else the sender put in the object.
+    const payload: Payload = { dtype: given.dtype, shape: [...given.shape], buffer: given.buffer };
     this.activity(src);
     const count = payload.buffer.byteLength / BYTES[payload.dtype];
     const bytes = payload.buffer.byteLength;

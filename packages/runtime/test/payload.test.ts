@@ -34,6 +34,39 @@ describe('a payload that is not a tensor', () => {
     expect(r.trace).toEqual([]);
   });
 
+  it('anything else in the payload object stays behind: only dtype, shape and buffer arrive', async () => {
+    const r = await launch({
+      worldSize: 2,
+      timeoutMs: 5_000,
+      program: async (comm: Comm) => {
+        if (comm.rank === 0) (comm as unknown as Raw).transport.send(1, 0, { dtype: 'float32', shape: [1], buffer: new Float32Array([7]).buffer, smuggled: [1, 2, 3] });
+        else {
+          let seen: unknown;
+          const c = comm as unknown as { _complete(id: number, completion: { payload?: object }): void };
+          const complete = c._complete.bind(comm);
+          c._complete = (id, completion) => {
+            seen = completion.payload ? Object.keys(completion.payload).sort() : null;
+            complete(id, completion);
+          };
+          const t = await comm.recv(0);
+          return { seen, value: t.toArray() };
+        }
+      },
+    });
+    expect(r.ranks[1]!.value).toEqual({ seen: ['buffer', 'dtype', 'shape'], value: [7] });
+  });
+
+  it('a destination or tag that is not valid: refused', async () => {
+    const r = await launch({
+      worldSize: 2,
+      timeoutMs: 5_000,
+      program: async (comm: Comm) => {
+        if (comm.rank === 0) (comm as unknown as Raw).transport.send(2, 0, { dtype: 'float32', shape: [0], buffer: new ArrayBuffer(0) });
+      },
+    });
+    expect(r.ranks[0]!.error!.message).toBe('rank 0: send: the destination must be a rank in [0, 2) and the tag a non-negative integer, got 2 and 0');
+  });
+
   it('shared memory on the workers backend: that rank fails, and its peer hears of it', async () => {
     const r = await launch({ worldSize: 2, backend: 'workers', program: program('forged-payload', 'sharedMemory'), timeoutMs: 15_000 });
     expect(r.ranks[0]!.status).toBe('error');
