@@ -8,6 +8,16 @@ import pc from 'picocolors';
 import { formatBytes, formatUs } from '@dtlab/runtime/report';
 import { NO_HIDDEN_CHECKS_NOTE, type Rubric, type RubricCheck } from './rubric.ts';
 
+/**
+ * `s` with every control character (and the Unicode line separators) shown
+ * as an escape such as `\u{1b}`: a name from a submission printed to a
+ * terminal can then neither move the cursor, recolour or retitle it, nor
+ * print a line that looks like the grader's own.
+ */
+export function printable(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`);
+}
+
 /** Colour functions, or identity functions when colour is off. */
 export function palette(color: boolean) {
   const id = (s: string) => s;

@@ -3,8 +3,8 @@
  * `src/`). Grading never touches it: it copies `src/` into a private folder
  * and fingerprints what it copied.
  */
-import { createHash } from 'node:crypto';
-import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createHash, type Hash } from 'node:crypto';
+import { closeSync, cpSync, existsSync, lstatSync, mkdirSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { WORK_DIR } from './paths.ts';
 import { filesUnder } from './files.ts';
@@ -28,11 +28,37 @@ export class SubmissionError extends Error {
   override name = 'SubmissionError';
 }
 
-/** SHA-256 fingerprint of every file under `dir` (names and contents, in sorted order). */
+/**
+ * SHA-256 fingerprint of every file under `dir`, in sorted order: each file's
+ * name, its length and its contents, so that no two different trees (a NUL in
+ * a file's contents imitating the start of the next file, say) hash alike.
+ * Files are read in pieces: any size can be hashed.
+ */
 export function hashTree(dir: string): string {
   const h = createHash('sha256');
-  for (const f of filesUnder(dir)) h.update(f).update('\0').update(readFileSync(join(dir, f))).update('\0');
+  for (const f of filesUnder(dir)) {
+    const path = join(dir, f);
+    h.update(f).update('\0').update(String(statSync(path).size)).update('\0');
+    hashFileInto(h, path);
+  }
   return h.digest('hex');
+}
+
+/** SHA-256 of one file's contents, read in pieces. */
+export function hashFile(path: string): string {
+  const h = createHash('sha256');
+  hashFileInto(h, path);
+  return h.digest('hex');
+}
+
+function hashFileInto(h: Hash, path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    const chunk = Buffer.allocUnsafe(1 << 20);
+    for (let n = readSync(fd, chunk); n > 0; n = readSync(fd, chunk)) h.update(chunk.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Copies `submissionDir/src` into a new private folder under `workDir` (default `.grading/`). */

@@ -92,7 +92,17 @@ describe('merging shards', () => {
     expect(mergeShards([a], join(root, 'part'), { partial: true }).rows.length).toBe(half(1).length);
     const b = shard('b', 2, 2, half(2));
     rmSync(rubricPath(b, half(2)[0]!, 'ex01'));
-    expect(() => mergeShards([a, b], join(root, 'all'))).toThrow(/is incomplete: 1 pair not graded .*rerun its grade:batch/);
+    expect(() => mergeShards([a, b], join(root, 'all'))).toThrow(/is incomplete: 1 pair not graded, or ended in a grading error \(s\d+\/ex01\); rerun its grade:batch/);
+  });
+
+  it('refuses a pair whose grading ended in an error, as one not graded (a rerun regrades it)', () => {
+    const a = shard('a', 1, 2, half(1));
+    const b = shard('b', 2, 2, half(2));
+    const student = half(2)[0]!;
+    const crashed = placeholderRubric({ exercise: ex01, studentId: student, path: student, sha256: '1'.repeat(64), seed: 1, flag: 'crashed', reason: 'the grading process ended early' });
+    writeRubric(rubricPath(b, student, 'ex01'), { ...crashed, status: 'error' });
+    expect(() => mergeShards([a, b], join(root, 'all'))).toThrow(new RegExp(`is incomplete: 1 pair not graded, or ended in a grading error \\(${student}/ex01\\)`));
+    expect(mergeShards([a, b], join(root, 'part'), { partial: true }).rows.length).toBe(CLASS.length);
   });
 
   it('refuses a rubric file that does not validate', () => {

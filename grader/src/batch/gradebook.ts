@@ -186,8 +186,10 @@ export function buildGradebook(found: readonly FoundRubric[], record: BatchRecor
 /** One CSV field: quoted when needed, and never read as a formula by a spreadsheet. */
 export function csvField(value: string | number): string {
   let s = String(value);
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  // A spreadsheet reads a cell that starts (after spaces) with one of these as a formula.
+  if (typeof value === 'string' && /^[\s]*[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  // Quoted: separators (',' and, in some locales, ';') and anything a reader may take for a line end.
+  return /[",;\r\n\u0085\u2028\u2029]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
 /** gradebook.csv's text. */

@@ -96,9 +96,10 @@ export function mergeProblems(shards: readonly ShardDir[], opts: MergeOptions = 
       const invalid = s.rubrics.filter((r) => !r.rubric).map((r) => `${r.student}/${r.exerciseId}.json`);
       if (invalid.length) problems.push(`${s.dir} has rubric files that do not validate: ${list(invalid)}; rerun its grade:batch to regrade them`);
       const exercises = s.record?.exercises.map((e) => e.slice(0, 4)) ?? [];
-      const have = new Set(s.rubrics.filter((r) => r.rubric).map((r) => `${r.student}/${r.exerciseId}`));
+      // A grading error is not a grade (grade:batch regrades it on a rerun, as it does a pair not graded yet).
+      const have = new Set(s.rubrics.filter((r) => r.rubric && r.rubric.status !== 'error').map((r) => `${r.student}/${r.exerciseId}`));
       const pending = [...s.students].flatMap((st) => exercises.filter((ex) => !have.has(`${st}/${ex}`)).map((ex) => `${st}/${ex}`));
-      if (pending.length) problems.push(`${s.dir} is incomplete: ${pending.length} pair${pending.length === 1 ? '' : 's'} not graded (${list(pending, 5)}); rerun its grade:batch to finish it (or --partial)`);
+      if (pending.length) problems.push(`${s.dir} is incomplete: ${pending.length} pair${pending.length === 1 ? '' : 's'} not graded, or ended in a grading error (${list(pending, 5)}); rerun its grade:batch to finish it (or --partial)`);
     }
   }
   return problems;

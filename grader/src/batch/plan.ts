@@ -7,10 +7,10 @@
  * the rubric files alone.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import type { Exercise } from '../exercises.ts';
-import { hashTree, NO_SRC_SHA256 } from '../submission.ts';
+import { hashFile, hashTree, NO_SRC_SHA256 } from '../submission.ts';
 import { locateExercise, type StudentSource } from './discover.ts';
 import { readRubricFile, rubricPath } from './layout.ts';
 import { extractZip, ZipError, type UnzipLimits } from './unzip.ts';
@@ -82,7 +82,7 @@ export async function planStudent(student: StudentSource, exercises: readonly Ex
     } catch (e) {
       if (!(e instanceof ZipError)) throw e;
       refused = e.reason;
-      refusedSha = createHash('sha256').update(readFileSync(student.path)).digest('hex');
+      refusedSha = existsSync(student.path) ? hashFile(student.path) : createHash('sha256').update(`dtlab: unreadable ${student.path}`).digest('hex');
     }
   }
   const label = student.kind === 'zip' ? `${basename(student.path)}:` : `${basename(student.path)}/`;
@@ -99,6 +99,31 @@ export async function planStudent(student: StudentSource, exercises: readonly Ex
         pair = { ...base, dir, displayPath: `${label}${relative(root, dir) || '.'}`, sha256: srcHash(dir) };
       }
     }
+    return { ...pair, done: !opts.force && isDone(pair.rubricFile, pair, opts.graderVersion) };
+  });
+  return { student, pairs };
+}
+
+/**
+ * The plan of a student whose submission could not even be planned (a file
+ * over 2 GiB, a name the file system gives back differently...): every
+ * exercise a placeholder flagged 'unreadable' that says why, so that the
+ * batch goes on with the others.
+ */
+export function unreadablePlan(student: StudentSource, exercises: readonly Exercise[], opts: PlanOptions, error: unknown): StudentPlan {
+  const why = error instanceof Error ? error.message : String(error);
+  const sha256 = createHash('sha256').update(`dtlab: could not plan ${student.path}: ${why}`).digest('hex');
+  const pairs = exercises.map((exercise): Pair => {
+    const pair = {
+      student: student.id,
+      exercise,
+      rubricFile: rubricPath(opts.outDir, student.id, exercise.manifest.id),
+      notes: [],
+      dir: null,
+      displayPath: basename(student.path),
+      sha256,
+      placeholder: { flag: 'unreadable' as const, reason: `the submission could not be read: ${why}` },
+    };
     return { ...pair, done: !opts.force && isDone(pair.rubricFile, pair, opts.graderVersion) };
   });
   return { student, pairs };

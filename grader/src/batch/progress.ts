@@ -6,6 +6,7 @@
  */
 import cliProgress from 'cli-progress';
 import type { BatchEvent, PairRef } from './events.ts';
+import { printable } from '../report.ts';
 
 /** Listens to a batch's events and shows them. */
 export interface ProgressView {
@@ -82,7 +83,7 @@ export class LineProgress implements ProgressView {
     this.tally.apply(e);
     if (e.type === 'planned') {
       this.write(plannedLine(e));
-      for (const p of e.problems) this.write(`  note: ${p}`);
+      for (const p of e.problems) this.write(`  note: ${printable(p)}`);
     } else if (e.type === 'graded') this.write(`[${this.tally.done}/${this.tally.total}] ${outcome(e)}`);
     else if (e.type === 'stopping') this.write(`stopping: ${e.reason}`);
   }
@@ -128,7 +129,7 @@ export class BarProgress implements ProgressView {
       this.started = Date.now();
       this.doneAtStart = e.done;
       this.stream.write(`${plannedLine(e)}\n`);
-      for (const p of e.problems) this.stream.write(`  note: ${p}\n`);
+      for (const p of e.problems) this.stream.write(`  note: ${printable(p)}\n`);
       this.multi = new cliProgress.MultiBar(
         {
           stream: this.stream,

@@ -23,7 +23,7 @@ import type { BatchEvent, PairRef } from './events.ts';
 import { writeGradebook, type Gradebook } from './gradebook.ts';
 import { gradescopePath, removeStaleTemporaries } from './layout.ts';
 import { placeholderRubric } from './placeholder.ts';
-import { planStudent, type Pair, type StudentPlan } from './plan.ts';
+import { planStudent, unreadablePlan, type Pair, type StudentPlan } from './plan.ts';
 import { nextRecord, readRecord, writeRecord } from './record.ts';
 import { formatShard, inShard, type Shard } from './shard.ts';
 import { TypeChecker, recordTypeCheck } from '../typecheck.ts';
@@ -171,7 +171,9 @@ export async function runBatch(opts: BatchOptions): Promise<BatchResult> {
   try {
     for (const s of students) {
       if (signal?.aborted) break;
-      plans.push(await planStudent(s, exercises, { outDir, unpackDir, graderVersion: version, force: Boolean(opts.force), ...(opts.unzip ? { unzip: opts.unzip } : {}) }));
+      const planOpts = { outDir, unpackDir, graderVersion: version, force: Boolean(opts.force), ...(opts.unzip ? { unzip: opts.unzip } : {}) };
+      // One student's submission that cannot even be read must not stop the others.
+      plans.push(await planStudent(s, exercises, planOpts).catch((e: unknown) => unreadablePlan(s, exercises, planOpts, e)));
     }
     const pairs = plans.flatMap((p) => p.pairs);
     skipped = pairs.filter((p) => p.done).length;

@@ -14,6 +14,7 @@ import { DiscoverError } from '../batch/discover.ts';
 import { createProgress } from '../batch/progress.ts';
 import { RecordError } from '../batch/record.ts';
 import { runBatch } from '../batch/run.ts';
+import { printable } from '../report.ts';
 import { resolveShard, ShardError } from '../batch/shard.ts';
 import { parseArgs, runCli, UsageError } from './args.ts';
 
@@ -94,7 +95,7 @@ async function main(): Promise<number> {
     `\n${result.graded} graded this run (${result.counts.passed} passed, ${result.counts.failed} failed, ${result.counts.error} grading errors), ${result.skipped} already graded and skipped.`,
   );
   console.log(`gradebook: ${out}/gradebook.csv (${s.students} students, ${done}/${s.pairs.expected} pairs graded) · summary: ${out}/summary.json · rubrics: ${out}/<student>/<exNN>.json`);
-  if (s.problems.length) console.log(`problems (see summary.json):\n${s.problems.map((p) => `  ${p}`).join('\n')}`);
+  if (s.problems.length) console.log(`problems (see summary.json):\n${s.problems.map((p) => `  ${printable(p)}`).join('\n')}`);
   if (result.interrupted) {
     console.error(
       `\nstopped by ${stoppedBy ?? 'an abort'}: ${done} of ${s.pairs.expected} pairs are graded and in the gradebook; ${result.remaining} left. Rerun the same command to grade the rest (graded pairs are skipped).`,

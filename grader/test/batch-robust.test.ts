@@ -1,0 +1,70 @@
+/**
+ * What one student's submission can do to a batch by its names and sizes
+ * alone: nothing to the others. A zip whose name the file system gives back
+ * differently cannot stop the planning of the class, and fingerprints tell
+ * apart trees that differ only in where one file ends.
+ */
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { findExercise } from '../src/exercises.ts';
+import { SOLUTIONS_DIR } from '../src/paths.ts';
+import { hashTree } from '../src/submission.ts';
+import { runBatch } from '../src/batch/run.ts';
+import { csvField } from '../src/batch/gradebook.ts';
+import { printable } from '../src/report.ts';
+
+const dirs: string[] = [];
+const temp = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe('fingerprints', () => {
+  it('differ for two trees whose bytes, names and contents run together, would read the same', () => {
+    const a = temp('dtlab-hash-a-');
+    const b = temp('dtlab-hash-b-');
+    writeFileSync(join(a, 'a.ts'), 'x\n/*\0zz.ts\0*/\n');
+    writeFileSync(join(b, 'a.ts'), 'x\n/*');
+    writeFileSync(join(b, 'zz.ts'), '*/\n');
+    expect(hashTree(a)).not.toBe(hashTree(b));
+  });
+});
+
+describe('names from submissions in what a TA reads', () => {
+  it('a gradebook cell is never a formula and never splits a row, in any locale', () => {
+    expect(csvField(' =1+1')).toBe("' =1+1");
+    expect(csvField('@SUM(A1)')).toBe("'@SUM(A1)");
+    expect(csvField('x;=1+1')).toBe('"x;=1+1"');
+    expect(csvField('a\u2028b')).toBe('"a\u2028b"');
+    expect(csvField('a"b,c')).toBe('"a""b,c"');
+    expect(csvField('alice')).toBe('alice');
+  });
+
+  it('a note printed to the terminal shows control characters instead of obeying them', () => {
+    const shown = printable('x\u001b]0;PWNED\u0007\u001b[2K\r[9 of 9] carol passed');
+    expect(shown).toBe('x\\u{1b}]0;PWNED\\u{7}\\u{1b}[2K\\u{d}[9 of 9] carol passed');
+    expect(shown).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+  });
+});
+
+describe('a zip whose name is not valid UTF-8', () => {
+  it('is recorded as unreadable, and the rest of the class is graded', async () => {
+    const subs = temp('dtlab-badname-');
+    const out = temp('dtlab-badname-out-');
+    cpSync(join(SOLUTIONS_DIR, 'ex01-allreduce-mean', 'src'), join(subs, 'alice', 'ex01-allreduce-mean', 'src'), { recursive: true });
+    // bad\xff.zip: Node lists it as bad\uFFFD.zip, a name that does not exist.
+    writeFileSync(Buffer.concat([Buffer.from(join(subs, 'bad')), Buffer.from([0xff]), Buffer.from('.zip')]), 'not a zip');
+    mkdirSync(out, { recursive: true });
+    const r = await runBatch({ submissions: subs, out, exercises: [findExercise('ex01')], jobs: 1, seed: 1, typeCheck: false });
+    expect(r.interrupted).toBe(false);
+    const csv = readFileSync(join(out, 'gradebook.csv'), 'utf8');
+    expect(csv).toMatch(/^alice,10,10,10,complete,$/m);
+    expect(csv).toMatch(/^bad\uFFFD,0,0,10,complete,ex01:unreadable$/m);
+  }, 60_000);
+});
