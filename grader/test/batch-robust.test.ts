@@ -4,7 +4,7 @@
  * differently cannot stop the planning of the class, and fingerprints tell
  * apart trees that differ only in where one file ends.
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -67,4 +67,23 @@ describe('a zip whose name is not valid UTF-8', () => {
     expect(csv).toMatch(/^alice,10,10,10,complete,$/m);
     expect(csv).toMatch(/^bad\uFFFD,0,0,10,complete,ex01:unreadable$/m);
   }, 60_000);
+});
+
+describe('the Gradescope file beside a rubric', () => {
+  it('always says what the rubric says: removed when a rerun without --gradescope regrades, written for skipped pairs with it', async () => {
+    const subs = temp('dtlab-gs-');
+    const out = temp('dtlab-gs-out-');
+    const src = join(subs, 'alice', 'ex01-allreduce-mean', 'src');
+    cpSync(join(SOLUTIONS_DIR, 'ex01-allreduce-mean', 'src'), src, { recursive: true });
+    const gs = join(out, 'alice', 'ex01.gradescope.json');
+    const run = (gradescope: boolean) => runBatch({ submissions: subs, out, exercises: [findExercise('ex01')], jobs: 1, seed: 1, typeCheck: false, gradescope });
+    await run(true);
+    expect(JSON.parse(readFileSync(gs, 'utf8')).score).toBe(10);
+    writeFileSync(join(src, 'allreduce-mean.ts'), 'export async function allReduceMean(): Promise<void> {}\n');
+    await run(false); // regrades the changed submission: the old Gradescope file would say 10
+    expect(existsSync(gs)).toBe(false);
+    const again = await run(true); // nothing to regrade, but the file comes back, from the rubric
+    expect(again.graded).toBe(0);
+    expect(JSON.parse(readFileSync(gs, 'utf8')).score).toBe(0);
+  }, 90_000);
 });

@@ -21,7 +21,7 @@ import { graderVersion } from '../version.ts';
 import { discoverStudents } from './discover.ts';
 import type { BatchEvent, PairRef } from './events.ts';
 import { writeGradebook, type Gradebook } from './gradebook.ts';
-import { gradescopePath, removeStaleTemporaries } from './layout.ts';
+import { gradescopePath, readRubricFile, removeStaleTemporaries } from './layout.ts';
 import { placeholderRubric } from './placeholder.ts';
 import { planStudent, unreadablePlan, type Pair, type StudentPlan } from './plan.ts';
 import { nextRecord, readRecord, writeRecord } from './record.ts';
@@ -132,9 +132,15 @@ export async function runBatch(opts: BatchOptions): Promise<BatchResult> {
   const timer = setInterval(rebuild, opts.gradebookEveryMs ?? 10_000);
   timer.unref();
 
+  // The Gradescope file always says what the rubric says: written with it, or removed (an older run's would be stale).
+  const recordGradescope = (p: Pair, rubric: Rubric) => {
+    const file = gradescopePath(outDir, p.student, p.exercise.manifest.id);
+    if (opts.gradescope) writeAtomic(file, JSON.stringify(toGradescope(rubric), null, 2) + '\n');
+    else rmSync(file, { force: true });
+  };
   const record1 = (p: Pair, rubric: Rubric) => {
     writeRubric(p.rubricFile, rubric);
-    if (opts.gradescope) writeAtomic(gradescopePath(outDir, p.student, p.exercise.manifest.id), JSON.stringify(toGradescope(rubric), null, 2) + '\n');
+    recordGradescope(p, rubric);
     graded++;
     counts[rubric.status]++;
     emit({ type: 'graded', pair: ref(p), rubric });
@@ -177,6 +183,13 @@ export async function runBatch(opts: BatchOptions): Promise<BatchResult> {
     }
     const pairs = plans.flatMap((p) => p.pairs);
     skipped = pairs.filter((p) => p.done).length;
+    if (opts.gradescope) {
+      // Pairs graded by an earlier run get their Gradescope file too.
+      for (const p of pairs.filter((q) => q.done)) {
+        const rubric = readRubricFile(p.rubricFile);
+        if (rubric) recordGradescope(p, rubric);
+      }
+    }
     const queue = pairs.filter((p) => !p.done);
     emit({ type: 'planned', students: students.length, exercises: exercises.map((e) => e.manifest.id), total, done: skipped, toGrade: queue.length, jobs, shard: formatShard(opts.shard ?? null), problems: discovered.problems });
 
