@@ -53,19 +53,26 @@ describe('names from submissions in what a TA reads', () => {
   });
 });
 
-describe('a zip whose name is not valid UTF-8', () => {
-  it('is recorded as unreadable, and the rest of the class is graded', async () => {
+describe('a zip or folder whose name is not valid UTF-8', () => {
+  it('is recorded as unreadable, saying why, and the rest of the class is graded', async () => {
     const subs = temp('dtlab-badname-');
     const out = temp('dtlab-badname-out-');
     cpSync(join(SOLUTIONS_DIR, 'ex01-allreduce-mean', 'src'), join(subs, 'alice', 'ex01-allreduce-mean', 'src'), { recursive: true });
     // bad\xff.zip: Node lists it as bad\uFFFD.zip, a name that does not exist.
     writeFileSync(Buffer.concat([Buffer.from(join(subs, 'bad')), Buffer.from([0xff]), Buffer.from('.zip')]), 'not a zip');
+    // inv\xfe/: a folder with a real submission, listed as inv\uFFFD, which does not exist either.
+    const inv = (rel: string) => Buffer.concat([Buffer.from(join(subs, 'inv')), Buffer.from([0xfe]), Buffer.from(rel)]);
+    mkdirSync(inv('/ex01/src'), { recursive: true });
+    writeFileSync(inv('/ex01/src/allreduce-mean.ts'), readFileSync(join(SOLUTIONS_DIR, 'ex01-allreduce-mean', 'src', 'allreduce-mean.ts')));
     mkdirSync(out, { recursive: true });
     const r = await runBatch({ submissions: subs, out, exercises: [findExercise('ex01')], jobs: 1, seed: 1, typeCheck: false });
     expect(r.interrupted).toBe(false);
     const csv = readFileSync(join(out, 'gradebook.csv'), 'utf8');
     expect(csv).toMatch(/^alice,10,10,10,complete,$/m);
     expect(csv).toMatch(/^bad\uFFFD,0,0,10,complete,ex01:unreadable$/m);
+    expect(csv).toMatch(/^inv\uFFFD,0,0,10,complete,ex01:unreadable$/m);
+    expect(readFileSync(join(out, 'inv\uFFFD', 'ex01.json'), 'utf8')).toMatch(/rename it/);
+    expect(readFileSync(join(out, 'bad\uFFFD', 'ex01.json'), 'utf8')).toMatch(/cannot be opened under the name the folder listing gives \(is its name valid UTF-8\?\): rename it/);
   }, 60_000);
 });
 

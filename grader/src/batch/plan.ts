@@ -70,6 +70,10 @@ export function isDone(file: string, p: { student: string; exercise: Exercise; s
 
 /** Unpacks (for a zip) and plans every exercise of one student. */
 export async function planStudent(student: StudentSource, exercises: readonly Exercise[], opts: PlanOptions): Promise<StudentPlan> {
+  if (!existsSync(student.path)) {
+    // Listed, yet not there under that name: a name that is not valid UTF-8 comes back from the listing changed.
+    throw new Error(`${basename(student.path)} cannot be opened under the name the folder listing gives (is its name valid UTF-8?): rename it and grade again`);
+  }
   let root = student.path;
   let refused: string | null = null;
   let refusedSha = '';
