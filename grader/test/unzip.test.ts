@@ -36,6 +36,12 @@ describe('extractZip', () => {
     expect(existsSync(join(root, '..', 'evil.ts'))).toBe(false);
   });
 
+  it('refuses an entry nested deeper than any submission (its copy would overflow the stack)', async () => {
+    const deep = `${Array.from({ length: 40 }, (_, i) => `d${i}`).join('/')}/a.ts`;
+    const z = zip('deep.zip', { 'ex01/src/a.ts': strToU8('ok'), [deep]: strToU8('x') });
+    await expect(extractZip(z, join(root, 'out'))).rejects.toThrow(/has an entry 40 folders deep, over the limit of 32/);
+  });
+
   it('refuses absolute paths', async () => {
     const z = zip('abs.zip', { '/tmp/dtlab-abs.ts': strToU8('pwned') });
     await expect(extractZip(z, join(root, 'out'))).rejects.toThrow(ZipError);

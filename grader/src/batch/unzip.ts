@@ -27,6 +27,9 @@ export interface UnzipLimits {
 
 export const DEFAULT_UNZIP_LIMITS: UnzipLimits = { maxBytes: 64 * 1024 * 1024, maxEntries: 10_000 };
 
+/** Folders an entry may sit in, at most. */
+const MAX_ENTRY_DEPTH = 32;
+
 /** What was unpacked. */
 export interface Unzipped {
   /** Files written, relative to the destination. */
@@ -90,6 +93,9 @@ export async function extractZip(zipFile: string, dest: string, limits: Partial<
         const rel = relative(root, target);
         // yauzl already refuses absolute names and '..'; this is the last line of defence.
         if (isAbsolute(name) || rel.startsWith(`..${sep}`) || rel === '..' || isAbsolute(rel)) throw new ZipError(zipFile, `has an entry that would be written outside its folder: '${name}'`);
+        // A submission is a few folders deep; thousands of levels would only overflow the copying later.
+        const depth = rel.split(sep).length - 1;
+        if (depth > MAX_ENTRY_DEPTH) throw new ZipError(zipFile, `has an entry ${depth} folders deep, over the limit of ${MAX_ENTRY_DEPTH}: '${name.slice(0, 80)}...'`);
         if (name.startsWith('__MACOSX/') || name.split('/').includes('.DS_Store')) {
           out.skipped.push(`${name} (macOS metadata)`);
           continue;
