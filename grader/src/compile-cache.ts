@@ -189,7 +189,7 @@ export async function precompiledFor(submissionDir: string, allowedImports: read
     const modules = await compileModules(files, { tsconfig: COURSE_TSCONFIG });
     return { bundle, modules, ...(allowedImports ? { untrusted: { allow: [...allowedImports], root: realpathSync(submissionDir), reuseWorkers } } : {}) };
   } catch {
-    // esbuild itself failed (what a file holds never throws): not the submission's fault, so tsx loads it.
+    // esbuild itself failed (what a file holds never throws): not the submission's fault; the grading fails closed.
     return null;
   }
 }

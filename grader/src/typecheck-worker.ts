@@ -9,11 +9,11 @@ import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
 import { join, relative, resolve, sep } from 'node:path';
 import type TypeScript from 'typescript';
+import type { TypeCheckRequest, TypeCheckResponse } from './typecheck.ts';
 
 // Required, not imported: an ES-module import of a CommonJS package first scans
 // its whole source for export names, and typescript.js is 9 MB (about 250 ms).
 const ts = createRequire(import.meta.url)('typescript') as typeof TypeScript;
-import type { TypeCheckRequest, TypeCheckResponse } from './typecheck.ts';
 
 const MAX_LISTED = 20;
 const sourceFiles = new Map<string, TypeScript.SourceFile>();

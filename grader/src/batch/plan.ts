@@ -86,26 +86,30 @@ export async function planStudent(student: StudentSource, exercises: readonly Ex
     } catch (e) {
       if (!(e instanceof ZipError)) throw e;
       refused = e.reason;
-      refusedSha = existsSync(student.path) ? hashFile(student.path) : createHash('sha256').update(`dtlab: unreadable ${student.path}`).digest('hex');
+      refusedSha = hashFile(student.path); // it exists: checked above
     }
   }
   const label = student.kind === 'zip' ? `${basename(student.path)}:` : `${basename(student.path)}/`;
   const pairs = exercises.map((exercise): Pair => {
-    const base = { student: student.id, exercise, rubricFile: rubricPath(opts.outDir, student.id, exercise.manifest.id), notes };
-    let pair: Omit<Pair, 'done'>;
-    if (refused !== null) {
-      pair = { ...base, dir: null, displayPath: basename(student.path), sha256: refusedSha, placeholder: { flag: 'unreadable', reason: `the zip was refused: ${basename(student.path)} ${refused}` } };
-    } else {
-      const dir = locateExercise(root, exercise, exercises.length === 1);
-      if (!dir) {
-        pair = { ...base, dir: null, displayPath: basename(student.path), sha256: MISSING_SHA256, placeholder: { flag: 'missing', reason: `no ${exercise.folder} (or ${exercise.manifest.id}) folder in the submission` } };
-      } else {
-        pair = { ...base, dir, displayPath: `${label}${relative(root, dir) || '.'}`, sha256: srcHash(dir) };
-      }
-    }
-    return { ...pair, done: !opts.force && isDone(pair.rubricFile, pair, opts.graderVersion) };
+    if (refused !== null) return placeholderPair(student, exercise, opts, notes, refusedSha, { flag: 'unreadable', reason: `the zip was refused: ${basename(student.path)} ${refused}` });
+    const dir = locateExercise(root, exercise, exercises.length === 1);
+    if (!dir) return placeholderPair(student, exercise, opts, notes, MISSING_SHA256, { flag: 'missing', reason: `no ${exercise.folder} (or ${exercise.manifest.id}) folder in the submission` });
+    return withDone({ ...pairBase(student, exercise, opts, notes), dir, displayPath: `${label}${relative(root, dir) || '.'}`, sha256: srcHash(dir) }, opts);
   });
   return { student, pairs };
+}
+
+function pairBase(student: StudentSource, exercise: Exercise, opts: PlanOptions, notes: string[]) {
+  return { student: student.id, exercise, rubricFile: rubricPath(opts.outDir, student.id, exercise.manifest.id), notes };
+}
+
+function withDone(pair: Omit<Pair, 'done'>, opts: PlanOptions): Pair {
+  return { ...pair, done: !opts.force && isDone(pair.rubricFile, pair, opts.graderVersion) };
+}
+
+/** A pair with nothing to grade, recorded by a placeholder rubric that says why. */
+function placeholderPair(student: StudentSource, exercise: Exercise, opts: PlanOptions, notes: string[], sha256: string, placeholder: NonNullable<Pair['placeholder']>): Pair {
+  return withDone({ ...pairBase(student, exercise, opts, notes), dir: null, displayPath: basename(student.path), sha256, placeholder }, opts);
 }
 
 /**
@@ -117,18 +121,6 @@ export async function planStudent(student: StudentSource, exercises: readonly Ex
 export function unreadablePlan(student: StudentSource, exercises: readonly Exercise[], opts: PlanOptions, error: unknown): StudentPlan {
   const why = error instanceof Error ? error.message : String(error);
   const sha256 = createHash('sha256').update(`dtlab: could not plan ${student.path}: ${why}`).digest('hex');
-  const pairs = exercises.map((exercise): Pair => {
-    const pair = {
-      student: student.id,
-      exercise,
-      rubricFile: rubricPath(opts.outDir, student.id, exercise.manifest.id),
-      notes: [],
-      dir: null,
-      displayPath: basename(student.path),
-      sha256,
-      placeholder: { flag: 'unreadable' as const, reason: `the submission could not be read: ${why}` },
-    };
-    return { ...pair, done: !opts.force && isDone(pair.rubricFile, pair, opts.graderVersion) };
-  });
+  const pairs = exercises.map((exercise) => placeholderPair(student, exercise, opts, [], sha256, { flag: 'unreadable', reason: `the submission could not be read: ${why}` }));
   return { student, pairs };
 }

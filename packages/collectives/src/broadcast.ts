@@ -17,7 +17,7 @@ export interface BroadcastOptions {
 /** Overwrites `t` on every rank with `src`'s `t`; resolves to `t`. */
 export async function broadcast(comm: Comm, t: Tensor, opts: BroadcastOptions = {}): Promise<Tensor> {
   checkTensor('broadcast', comm, t);
-  const src = checkRoot('broadcast', comm, opts.src === undefined ? 0 : opts.src, 'src');
+  const src = checkRoot('broadcast', comm, opts.src, 'src');
   const tag = announce(comm, { op: 'broadcast', count: t.numel, dtype: t.dtype, src });
   const buf = dense(t);
   await treeBroadcast(comm, buf.data, src, tag);

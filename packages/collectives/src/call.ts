@@ -22,8 +22,9 @@ export function checkTensor(op: string, comm: Comm, t: unknown, what = 'tensor')
   return t;
 }
 
-/** Throws unless `root` is a rank. */
-export function checkRoot(op: string, comm: Comm, root: unknown, what: string): number {
+/** `root` if it is a rank, rank 0 if it was not given (undefined; null is not a rank); throws otherwise. */
+export function checkRoot(op: string, comm: Comm, given: unknown, what: string): number {
+  const root = given === undefined ? 0 : given;
   if (!Number.isInteger(root) || (root as number) < 0 || (root as number) >= comm.worldSize) {
     throw new RangeError(`rank ${comm.rank}: ${op}: ${what} must be a rank in [0, ${comm.worldSize}), got ${typeof root === 'string' ? `the string ${JSON.stringify(root)}` : String(root)}`);
   }

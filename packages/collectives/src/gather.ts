@@ -15,7 +15,7 @@ export interface GatherOptions {
 /** On `dst`, resolves to every rank's tensor in rank order (copies); elsewhere to null. */
 export async function gather(comm: Comm, t: Tensor, opts: GatherOptions = {}): Promise<Tensor[] | null> {
   checkTensor('gather', comm, t);
-  const dst = checkRoot('gather', comm, opts.dst === undefined ? 0 : opts.dst, 'dst');
+  const dst = checkRoot('gather', comm, opts.dst, 'dst');
   const tag = announce(comm, { op: 'gather', shape: t.shape.join(','), dtype: t.dtype, dst });
   if (comm.rank !== dst) {
     comm.isend(dst, t, { tag });

@@ -21,7 +21,7 @@ export interface ReduceOptions {
 /** Reduces `t` across ranks into `dst`'s `t`; resolves to `t`. */
 export async function reduce(comm: Comm, t: Tensor, opts: ReduceOptions = {}): Promise<Tensor> {
   checkTensor('reduce', comm, t);
-  const dst = checkRoot('reduce', comm, opts.dst === undefined ? 0 : opts.dst, 'dst');
+  const dst = checkRoot('reduce', comm, opts.dst, 'dst');
   const op = checkOp('reduce', comm, opts.op ?? 'sum', t.numel);
   const tag = announce(comm, { op: 'reduce', count: t.numel, dtype: t.dtype, ...opFields(op), dst });
   const buf = dense(t);

@@ -17,7 +17,7 @@ export interface ScatterOptions {
  * elsewhere). Resolves to this rank's tensor (a copy).
  */
 export async function scatter(comm: Comm, chunks: readonly Tensor[] | null, opts: ScatterOptions = {}): Promise<Tensor> {
-  const src = checkRoot('scatter', comm, opts.src === undefined ? 0 : opts.src, 'src');
+  const src = checkRoot('scatter', comm, opts.src, 'src');
   if (comm.rank === src) {
     if (!Array.isArray(chunks) || chunks.length !== comm.worldSize) {
       throw new RangeError(`rank ${comm.rank}: scatter: chunks must hold ${comm.worldSize} tensors (one per rank) on the src rank, got ${Array.isArray(chunks) ? chunks.length : String(chunks)}`);

@@ -190,7 +190,9 @@ const CONFINED = '__dtlabConfined';
  * `process` global (whoever needs it keeps a reference from before), the
  * channels of UNCONFINED_GLOBALS, and Error.prepareStackTrace, through which
  * a stack trace hands out the functions and receivers of its callers (stack
- * traces still show, source-mapped); and marks the thread confined for the
+ * traces still show, source-mapped). Freezes what the course's code here
+ * calls (FROZEN_GLOBALS, the prototypes the worker's ports deliver through,
+ * the course modules' exports), and marks the thread confined for the
  * runtime (src/confined.ts).
  */
 function confine() {
@@ -217,7 +219,6 @@ function confine() {
   }
   Object.freeze(Object.getPrototypeOf(Float32Array)); // %TypedArray%
   Object.freeze(Object.getPrototypeOf(Float32Array.prototype));
-  Object.freeze(Function.prototype);
   Object.freeze(Object.getPrototypeOf(async () => {})); // AsyncFunction.prototype
   Object.freeze(Object.getPrototypeOf(function* () {})); // GeneratorFunction.prototype
   Object.freeze(Object.getPrototypeOf([][Symbol.iterator]())); // %ArrayIteratorPrototype%
