@@ -43,8 +43,6 @@ function rootCause(ranks: RankOutcome[]): RankOutcome | undefined {
 
 /** Rank output is kept up to this many bytes per rank and launch; the rest is dropped and noted. */
 const RANK_OUTPUT_LIMIT = 64 * 1024;
-/** The note the runtime appends to captured output when it dropped some. */
-const DROPPED = /\n\[dtlab: (\d+) more bytes of output from rank \d+ were dropped\]\n$/;
 
 /** Implements CheckContext for one check. */
 export class Context implements CheckContext {
@@ -125,7 +123,8 @@ export class Context implements CheckContext {
   }
 
   private noteDroppedOutput(ranks: RankOutcome[], worldSize: number): void {
-    const dropped = ranks.map((r) => Number(DROPPED.exec(r.output ?? '')?.[1] ?? 0));
+    // A field the runtime sets, never read from the output itself: a rank can print anything.
+    const dropped = ranks.map((r) => r.outputDroppedBytes ?? 0);
     const total = dropped.reduce((s, x) => s + x, 0);
     if (total === 0) return;
     const first = this.outputDroppedBytes === 0;

@@ -55,54 +55,96 @@ export interface Completion {
 
 /** A started operation; `wait()` resolves when it is complete. */
 export class Work<T> {
-  private promise: Promise<T> | undefined;
-  private done = false;
+  #promise: Promise<T> | undefined;
+  #done = false;
+  readonly #start: () => Promise<T>;
 
   /** @internal */
-  constructor(private readonly start: () => Promise<T>) {}
+  constructor(start: () => Promise<T>) {
+    this.#start = start;
+    // A Work is handed to rank code, the checks' own rank programs included: nothing on it may change.
+    Object.freeze(this);
+  }
 
   /** Waits for the operation; calling it again returns the same result. */
   wait(): Promise<T> {
-    this.promise ??= this.start().finally(() => {
-      this.done = true;
+    this.#promise ??= this.#start().finally(() => {
+      this.#done = true;
     });
-    return this.promise;
+    return this.#promise;
   }
 
   /** True once `wait()` has resolved or rejected. */
   isCompleted(): boolean {
-    return this.done;
+    return this.#done;
   }
+}
+
+/**
+ * What a backend does to a rank's Comm that rank code must not: finish its
+ * waits and tell it of failed peers. `createComm` hands it out with the Comm;
+ * nothing reachable from the Comm leads to it.
+ */
+export interface CommControl {
+  /** The fabric finished wait `id`. */
+  complete(id: number, c: Completion): void;
+  /** Rank `rank` failed (the failure started at `root`); later sends to it fail at once. */
+  peerFailed(rank: number, root: number, message: string): void;
+  /** Number of waits not yet complete. */
+  pendingWaits(): number;
+}
+
+/** Proves to the Comm constructor that `createComm` calls it. */
+const CONSTRUCTING = Object.freeze({ token: 'dtlab Comm' });
+let lastControl: CommControl | null = null;
+
+/** A Comm for `rank` over `transport`, and its control (for the backend alone). */
+export function createComm(rank: number, worldSize: number, transport: Transport, seed: number, faults: readonly Fault[] = []): { comm: Comm; control: CommControl } {
+  const comm = new Comm(CONSTRUCTING, rank, worldSize, transport, seed, faults);
+  const control = lastControl!;
+  lastControl = null;
+  return { comm, control };
 }
 
 /** A rank's handle on the group: its rank, the world size, and point-to-point messaging. */
 export class Comm {
-  private nextId = 1;
-  private collectiveIndex = 0;
-  private opCount = 0;
-  private readonly pending = new Map<number, { resolve: (c: Completion) => void }>();
-  private readonly failedPeers = new Map<number, { root: number; message: string }>();
-  private vt = 0;
-  private readonly sendBuffers = new SendBuffers();
-  private readonly crashAt: number | undefined;
+  #nextId = 1;
+  #collectiveIndex = 0;
+  #opCount = 0;
+  readonly #pending = new Map<number, { resolve: (c: Completion) => void }>();
+  readonly #failedPeers = new Map<number, { root: number; message: string }>();
+  #vt = 0;
+  readonly #sendBuffers = new SendBuffers();
+  readonly #crashAt: number | undefined;
+  readonly #transport: Transport;
+  /** This rank's index, 0 to worldSize - 1. */
+  readonly rank: number;
+  /** Number of ranks. */
+  readonly worldSize: number;
+  /** The launch's seed (derive per-rank seeds with deriveSeed(comm.seed, comm.rank)). */
+  readonly seed: number;
 
-  /** @internal Backends create Comms. */
-  constructor(
-    /** This rank's index, 0 to worldSize - 1. */
-    readonly rank: number,
-    /** Number of ranks. */
-    readonly worldSize: number,
-    private readonly transport: Transport,
-    /** The launch's seed (derive per-rank seeds with deriveSeed(comm.seed, comm.rank)). */
-    readonly seed: number,
-    faults: readonly Fault[] = [],
-  ) {
-    this.crashAt = faults.find((f): f is Extract<Fault, { kind: 'crash' }> => f.kind === 'crash' && f.rank === rank)?.atOp;
+  /** @internal Backends create Comms with `createComm`. */
+  constructor(token: unknown, rank: number, worldSize: number, transport: Transport, seed: number, faults: readonly Fault[] = []) {
+    if (token !== CONSTRUCTING) throw new TypeError('a Comm is made by the runtime for each rank of a launch: use the comm your rank program receives');
+    this.rank = rank;
+    this.worldSize = worldSize;
+    this.seed = seed;
+    // Frozen below, so nothing else can reach the transport: a copy that cannot change either.
+    this.#transport = Object.freeze({ ...transport });
+    this.#crashAt = faults.find((f): f is Extract<Fault, { kind: 'crash' }> => f.kind === 'crash' && f.rank === rank)?.atOp;
+    lastControl = {
+      complete: (id, c) => this.#complete(id, c),
+      peerFailed: (r, root, message) => void this.#failedPeers.set(r, { root, message }),
+      pendingWaits: () => this.#pending.size,
+    };
+    // The checks' rank programs use the same Comm as the submission: it may not be redefined.
+    Object.freeze(this);
   }
 
   /** This rank's virtual time in microseconds, as of its last completed wait. */
   get virtualTimeUs(): number {
-    return this.vt;
+    return this.#vt;
   }
 
   /** Sends a copy of `t` to rank `dst`. Resolves at once: sends are buffered. */
@@ -117,31 +159,31 @@ export class Comm {
 
   /** Starts a send; the returned Work is already complete (sends are buffered). */
   isend(dst: number, t: Tensor, opts: SendOptions = {}): Work<void> {
-    this.countOp('send');
-    this.checkPeer('send', 'dst', dst);
-    const tag = this.checkTag('send', opts.tag);
+    this.#countOp('send');
+    this.#checkPeer('send', 'dst', dst);
+    const tag = this.#checkTag('send', opts.tag);
     if (!(t instanceof Tensor)) throw new TypeError(`rank ${this.rank}: send to rank ${dst}: expected a Tensor, got ${describe(t)}`);
-    const failed = this.failedPeers.get(dst);
+    const failed = this.#failedPeers.get(dst);
     if (failed !== undefined) throw new RankFailedError(this.rank, failed.root, failed.message, `send to rank ${dst} (tag ${tag})`);
-    const { dtype, shape, buffer } = opts.transfer ? moveOut(this.rank, dst, t) : this.sendBuffers.copy(t);
-    this.transport.send(dst, tag, { dtype, shape, buffer });
+    const { dtype, shape, buffer } = opts.transfer ? moveOut(this.rank, dst, t) : this.#sendBuffers.copy(t);
+    this.#transport.send(dst, tag, { dtype, shape, buffer });
     return new Work(async () => undefined);
   }
 
   /** Starts a receive from `src`; `wait()` on the result gives the tensor. */
   irecv(src: number, opts: RecvOptions = {}): Work<Tensor> {
-    this.countOp('recv');
-    this.checkPeer('recv', 'src', src);
-    const tag = this.checkTag('recv', opts.tag);
+    this.#countOp('recv');
+    this.#checkPeer('recv', 'src', src);
+    const tag = this.#checkTag('recv', opts.tag);
     const into = opts.into;
     if (into !== undefined && !(into instanceof Tensor)) throw new TypeError(`rank ${this.rank}: recv: 'into' must be a Tensor, got ${describe(into)}`);
-    const id = this.nextId++;
-    this.transport.post(id, src, tag, into ? { numel: into.numel, dtype: into.dtype } : undefined);
+    const id = this.#nextId++;
+    this.#transport.post(id, src, tag, into ? { numel: into.numel, dtype: into.dtype } : undefined);
     return new Work(async () => {
-      const c = await this.waitFor(id, () => this.transport.wait(id));
+      const c = await this.#waitFor(id, () => this.#transport.wait(id));
       if (!into) return fromTransferable(c.payload!);
       copyInto(into, c.payload!);
-      this.sendBuffers.recycle(c.payload!.buffer);
+      this.#sendBuffers.recycle(c.payload!.buffer);
       return into;
     });
   }
@@ -155,9 +197,9 @@ export class Comm {
 
   /** Waits until every rank has called `barrier`. */
   async barrier(): Promise<void> {
-    this.countOp('barrier');
-    const id = this.nextId++;
-    await this.waitFor(id, () => this.transport.barrier(id));
+    this.#countOp('barrier');
+    const id = this.#nextId++;
+    await this.#waitFor(id, () => this.#transport.barrier(id));
   }
 
   /**
@@ -169,51 +211,40 @@ export class Comm {
    * no trace event.
    */
   announceCollective(call: CollectiveCall): number {
-    const index = this.collectiveIndex++;
-    this.transport.announce(index, call);
+    const index = this.#collectiveIndex++;
+    this.#transport.announce(index, call);
     return index;
   }
 
-  /** @internal The fabric finished wait `id`. */
-  _complete(id: number, c: Completion): void {
-    const p = this.pending.get(id);
+  #complete(id: number, c: Completion): void {
+    const p = this.#pending.get(id);
     if (!p) return;
-    this.pending.delete(id);
-    this.vt = c.vtUs;
+    this.#pending.delete(id);
+    this.#vt = c.vtUs;
     p.resolve(c);
   }
 
-  /** @internal Rank `rank` failed (the failure started at `root`); later sends to it fail at once. */
-  _peerFailed(rank: number, root: number, message: string): void {
-    this.failedPeers.set(rank, { root, message });
-  }
-
-  /** @internal Number of waits not yet complete. */
-  get _pendingWaits(): number {
-    return this.pending.size;
-  }
-
-  private async waitFor(id: number, start: () => void): Promise<Completion> {
+  async #waitFor(id: number, start: () => void): Promise<Completion> {
     const c = await new Promise<Completion>((resolve) => {
-      this.pending.set(id, { resolve });
+      this.#pending.set(id, { resolve });
       start();
     });
     if (c.error) throw c.error;
     return c;
   }
 
-  private countOp(op: string): void {
-    this.opCount++;
-    if (this.crashAt !== undefined && this.opCount === this.crashAt) throw new InjectedFaultError(this.rank, this.opCount, op);
+  #countOp(op: string): void {
+    this.#opCount++;
+    if (this.#crashAt !== undefined && this.#opCount === this.#crashAt) throw new InjectedFaultError(this.rank, this.#opCount, op);
   }
 
-  private checkPeer(op: string, what: string, peer: number): void {
+  #checkPeer(op: string, what: string, peer: number): void {
     if (!Number.isInteger(peer) || peer < 0 || peer >= this.worldSize) {
       throw new RangeError(`rank ${this.rank}: ${op}: ${what} must be a rank in [0, ${this.worldSize}), got ${describe(peer)}`);
     }
   }
 
-  private checkTag(op: string, tag: number | undefined): number {
+  #checkTag(op: string, tag: number | undefined): number {
     const t = tag ?? 0;
     if (!Number.isInteger(t) || t < 0) throw new RangeError(`rank ${this.rank}: ${op}: tag must be a non-negative integer, got ${describe(tag)}`);
     return t;

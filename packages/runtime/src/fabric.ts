@@ -69,10 +69,22 @@ const BYTES: Record<DType, number> = { float32: 4, float64: 8 };
 function checkPayload(src: number, dst: number, payload: Payload): void {
   const p = payload as Partial<Payload> | null;
   const bytes = p && typeof p.dtype === 'string' && Object.hasOwn(BYTES, p.dtype) ? BYTES[p.dtype as DType] : 0;
-  const shapeOk = Array.isArray(p?.shape) && p.shape.length <= 64 && p.shape.every((d) => Number.isSafeInteger(d) && d >= 0);
+  const shapeOk = Array.isArray(p?.shape) && p.shape.length <= 32 && p.shape.every((d) => Number.isSafeInteger(d) && d >= 0);
   if (!bytes || !(p!.buffer instanceof ArrayBuffer) || !shapeOk || p!.shape!.reduce((a, d) => a * d, 1) * bytes !== p!.buffer.byteLength) {
     throw new TypeError(`rank ${src}: send to rank ${dst}: the message is not a tensor (a dtype, a shape of non-negative integers and an ArrayBuffer of exactly that many elements); send tensors through comm.send or comm.isend`);
   }
+}
+
+/**
+ * The bytes a message counts for: its elements' bytes. An empty tensor's
+ * elements are nothing, but its shape still reaches the receiver: `[0]` says
+ * nothing beyond "empty", any other empty shape carries its dimensions, which
+ * then count as 8 bytes each, so that no number travels uncounted. (The shape
+ * of a non-empty tensor is bounded by its element count, which is counted.)
+ */
+export function wireBytes(payload: Payload): number {
+  if (payload.buffer.byteLength > 0 || payload.shape.length <= 1) return payload.buffer.byteLength;
+  return 8 * payload.shape.length;
 }
 
 /** What a request waits in, as reports say it: "barrier" or "recv from rank 1 (tag 0)". */
@@ -149,7 +161,7 @@ export class Fabric {
     const payload: Payload = { dtype: given.dtype, shape: [...given.shape], buffer: given.buffer };
     this.activity(src);
     const count = payload.buffer.byteLength / BYTES[payload.dtype];
-    const bytes = payload.buffer.byteLength;
+    const bytes = wireBytes(payload);
     const delay = this.delays.filter((d) => d.src === src && d.dst === dst);
     const { startUs, endUs } = this.clock.send(src, bytes, delay.reduce((t, d) => t + d.us, 0));
     this.trace.push({ seq: this.trace.length, src, dst, tag, bytes, count, dtype: payload.dtype, vtStartUs: startUs, vtEndUs: endUs });

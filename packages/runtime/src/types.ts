@@ -92,6 +92,8 @@ export interface RankOutcome {
   error?: Error;
   /** Captured output (output 'capture'). */
   output?: string;
+  /** Bytes of captured output dropped beyond `outputLimitBytes` (output 'capture', only when some were). */
+  outputDroppedBytes?: number;
 }
 
 /** One message as the fabric routed it. Times are virtual microseconds. */
@@ -103,7 +105,12 @@ export interface TraceEvent {
   /** Receiving rank. */
   dst: number;
   tag: number;
-  /** Payload size: count * bytes per element. */
+  /**
+   * Payload size: count * bytes per element; for an empty tensor of more than
+   * one dimension, 8 bytes per dimension instead, since its shape is all it
+   * carries and the receiver reads it (`[0, a, b]` would otherwise carry a
+   * and b for free).
+   */
   bytes: number;
   /** Number of elements. */
   count: number;

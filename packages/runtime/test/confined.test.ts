@@ -19,6 +19,7 @@ const PROGRAMS = fileURLToPath(new URL('./programs/', import.meta.url));
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 const PROGRAM = here('./programs/untrusted.ts');
 const HELPER = here('./programs/untrusted-helper.ts');
+const WALLS = here('./programs/untrusted-walls.ts');
 const ALLOW = ['@dtlab/tensor', '@dtlab/runtime'];
 
 let dir: string;
@@ -30,7 +31,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'dtlab-confined-'));
   bundle = join(dir, 'bundle.cjs');
   await buildWorkerBundle({ outFile: bundle, packages: ['@dtlab/tensor', '@dtlab/runtime'], resolveDir: here('../') });
-  modules = await compileModules([PROGRAM, HELPER]);
+  modules = await compileModules([PROGRAM, HELPER, WALLS]);
 });
 afterAll(async () => {
   await Promise.all(pools.map((p) => p.close()));
@@ -82,6 +83,42 @@ describe('untrusted precompiled modules', () => {
     };
     expect(await counts(false)).toEqual([[1, 1], [1, 1], [1, 1]]);
     expect(await counts(true)).toEqual([[1, 1], [2, 2], [3, 3]]);
+  });
+
+  it('cannot change what the course code in their thread calls, reach its stdio port or see its frames', async () => {
+    const walls = async (precompiled: PrecompiledModules) => {
+      const pool = new WorkerPool({ memoryLimitMb: 128, precompiled });
+      pools.push(pool);
+      const r = await launch({ worldSize: 1, backend: 'workers', program: { module: WALLS, export: 'walls' }, pool, output: 'capture' });
+      expect(r.ok, JSON.stringify(r.ranks.map((o) => o.error?.stack))).toBe(true);
+      return r.ranks[0]!.value as Record<string, unknown>;
+    };
+    const confined = await walls({ bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS } });
+    expect(confined).toEqual({
+      commPrototype: 'refused',
+      workPrototype: 'refused',
+      commInstance: 'refused',
+      tensorPrototype: 'refused',
+      storagePrototype: 'refused',
+      objectPrototype: 'changed', // reading is fine
+      objectPrototypeAssign: 'refused',
+      objectPrototypeAdd: 'refused',
+      errorPrototype: 'refused',
+      typeErrorPrototype: 'refused',
+      performance: 'refused',
+      bufferPrototype: 'refused',
+      ownOverride: 'own',
+      errorOverride: 'assigned',
+      stdioPort: [],
+      // The submission's own frame, relative to its folder and source-mapped; the course's frames are one line.
+      stack: expect.arrayContaining([expect.stringMatching(/^    at walls \(untrusted-walls\.ts:\d+:\d+\)$/)]),
+      sum: 12,
+    });
+    // Nothing else: the course's frames are at most '(course code)'.
+    for (const line of confined.stack as string[]) expect(line).toMatch(/^    at (walls \(untrusted-walls\.ts:\d+:\d+\)|\(course code\))$/);
+    const open = await walls({ bundle, modules });
+    expect(open).toMatchObject({ commPrototype: 'changed', tensorPrototype: 'changed', objectPrototypeAssign: 'changed', errorPrototype: 'changed', stdioPort: ['Symbol(kPort)'] });
+    expect((open.stack as string[]).join('\n')).toContain(WALLS);
   });
 
   it('are not confined without `untrusted`: the same probes reach the host', async () => {

@@ -6,7 +6,7 @@
  * fast tests. It cannot stop a synchronous infinite loop: untrusted code
  * runs on the workers backend.
  */
-import { Comm, type Transport } from '../comm.ts';
+import { createComm, type Comm, type CommControl, type Transport } from '../comm.ts';
 import { Fabric } from '../fabric.ts';
 import { decodeValue, encodeValue } from '../wire.ts';
 import { Outcomes } from './settle.ts';
@@ -17,11 +17,12 @@ export async function runInline(spec: Required<Pick<LaunchSpec, 'worldSize' | 't
   const started = Date.now();
   const n = spec.worldSize;
   const comms: Comm[] = [];
+  const controls: CommControl[] = [];
   const fabric = new Fabric(
     { worldSize: n, cost: spec.cost, faults: spec.faults, commTimeoutMs: spec.commTimeoutMs, waitingMeansIdle: true },
     {
-      complete: (rank, id, c) => comms[rank]!._complete(id, c),
-      peerFailed: (rank, failed, root, message) => comms[rank]!._peerFailed(failed, root, message),
+      complete: (rank, id, c) => controls[rank]!.complete(id, c),
+      peerFailed: (rank, failed, root, message) => controls[rank]!.peerFailed(failed, root, message),
       deadlock: () => {},
     },
   );
@@ -33,7 +34,9 @@ export async function runInline(spec: Required<Pick<LaunchSpec, 'worldSize' | 't
       barrier: (id) => fabric.barrier(rank, id),
       announce: (index, call) => fabric.announce(rank, index, call),
     };
-    comms.push(new Comm(rank, n, transport, spec.seed, spec.faults));
+    const { comm, control } = createComm(rank, n, transport, spec.seed, spec.faults);
+    comms.push(comm);
+    controls.push(control);
   }
   const outcomes = new Outcomes(n);
   for (let rank = 0; rank < n; rank++) {

@@ -89,10 +89,16 @@ export class RankOutput {
     for (const d of this.detachers) d();
   }
 
-  /** `{ output }` in capture mode (with a note if some was dropped), else `{}`. */
-  captured(): { output?: string } {
+  /**
+   * `{ output }` in capture mode, else `{}`; with `outputDroppedBytes` when
+   * some was dropped. The output then ends with a note for whoever reads it,
+   * but what was dropped is the field: a rank can print a line that looks
+   * like the note.
+   */
+  captured(): { output?: string; outputDroppedBytes?: number } {
     if (this.mode !== 'capture') return {};
-    const note = this.truncated > 0 ? `\n[dtlab: ${this.truncated} more bytes of output from rank ${this.rank} were dropped]\n` : '';
-    return { output: this.chunks.join('') + note };
+    if (this.truncated === 0) return { output: this.chunks.join('') };
+    const note = `\n[dtlab: ${this.truncated} more bytes of output from rank ${this.rank} were dropped]\n`;
+    return { output: this.chunks.join('') + note, outputDroppedBytes: this.truncated };
   }
 }

@@ -130,7 +130,9 @@ export interface WorkerBundleInfo {
  * listed, and Node's own modules, stay outside: a worker loads them the
  * usual way. The bundle exports a table from each module's absolute path to
  * a function that evaluates the module (once, on first call) and returns
- * its exports; precompiled-loader.cjs looks files up in it.
+ * its exports; precompiled-loader.cjs looks files up in it. It also lists
+ * the course modules (those the worker's code and the packages reach, not
+ * `modules`), which a confined worker evaluates and hardens as a whole.
  */
 export async function buildWorkerBundle(spec: WorkerBundleSpec): Promise<WorkerBundleInfo> {
   refuseIfConfined('compile code');
@@ -143,17 +145,22 @@ export async function buildWorkerBundle(spec: WorkerBundleSpec): Promise<WorkerB
       b.onResolve({ filter: /^[^./]/ }, (args) => (isAbsolute(args.path) || listed.has(args.path) ? undefined : { path: args.path, external: true }));
     },
   };
-  const roots = [WORKER_MAIN, ...spec.packages, ...(spec.modules ?? [])];
+  const courseRoots = [WORKER_MAIN, ...spec.packages];
   const base = { ...common(), bundle: true, plugins: [importMeta, outside], absWorkingDir: spec.resolveDir };
-  // First pass: which TypeScript files do the roots reach?
-  const probe = await build({ ...base, stdin: { contents: roots.map((r) => `require(${JSON.stringify(r)});`).join('\n'), resolveDir: spec.resolveDir, loader: 'js' }, metafile: true, outfile: spec.outFile });
-  const modules = Object.keys(probe.metafile!.inputs)
-    .filter((f) => /\.[cm]?tsx?$/.test(f))
-    .map((f) => resolve(spec.resolveDir, f))
-    .sort();
-  // Second pass: every one of them under its own path, evaluated on demand.
+  // Which TypeScript files do `roots` reach?
+  const reached = async (roots: string[]) => {
+    const probe = await build({ ...base, stdin: { contents: roots.map((r) => `require(${JSON.stringify(r)});`).join('\n'), resolveDir: spec.resolveDir, loader: 'js' }, metafile: true, outfile: spec.outFile });
+    return Object.keys(probe.metafile!.inputs)
+      .filter((f) => /\.[cm]?tsx?$/.test(f))
+      .map((f) => resolve(spec.resolveDir, f))
+      .sort();
+  };
+  const modules = await reached([...courseRoots, ...(spec.modules ?? [])]);
+  // The packages and the worker's own code: a confined worker hardens all of them (precompiled-loader.cjs).
+  const course = await reached(courseRoots);
+  // Every module under its own path, evaluated on demand.
   const table = modules.map((m) => `  ${JSON.stringify(m)}: once(() => require(${JSON.stringify(m)})),`).join('\n');
-  const entry = `const once = (load) => { let done = false, value; return () => (done ? value : ((value = load()), (done = true), value)); };\nexports.modules = {\n${table}\n};\n`;
+  const entry = `const once = (load) => { let done = false, value; return () => (done ? value : ((value = load()), (done = true), value)); };\nexports.modules = {\n${table}\n};\nexports.course = ${JSON.stringify(course)};\n`;
   const out = await build({ ...base, stdin: { contents: entry, resolveDir: spec.resolveDir, loader: 'js', sourcefile: 'dtlab-worker-bundle.js' }, outfile: spec.outFile });
   // Strict as a whole: esbuild lifts the modules' functions to the file's top level, where they would
   // be sloppy-mode functions, whose .caller and .arguments show who called them with what.

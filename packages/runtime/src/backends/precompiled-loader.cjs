@@ -33,6 +33,7 @@
 'use strict';
 const Module = require('node:module');
 const path = require('node:path');
+const { harden, tameOverrides, confinedConsole, submissionStackTraces } = require('./harden.cjs');
 
 const EXTENSIONS = ['.ts', '.mts', '.cts', '.tsx'];
 const own = Object.prototype.hasOwnProperty;
@@ -40,6 +41,10 @@ let installed = false;
 // Once confined (confine()), course modules are frozen as they load; those loaded before are kept here for it.
 let confined = false;
 const loadedCourseExports = [];
+// The bundle's course modules (the packages and the worker's own code), hardened as a whole by confine().
+let courseModules = [];
+// The submission's folder, whose frames alone stack traces show once confined.
+let untrustedRoot = null;
 
 /**
  * Installs the loader in this thread: `bundle` is the path of a bundle made
@@ -49,7 +54,10 @@ const loadedCourseExports = [];
 function install({ bundle, modules = {}, untrusted } = {}) {
   if (installed) throw new Error('the precompiled-module loader is already installed in this thread');
   installed = true;
-  const bundled = bundle ? require(bundle).modules : {};
+  const loadedBundle = bundle ? require(bundle) : { modules: {} };
+  const bundled = loadedBundle.modules;
+  courseModules = (loadedBundle.course ?? []).filter((m) => own.call(bundled, m)).map((m) => bundled[m]);
+  untrustedRoot = untrusted?.root ? path.resolve(untrusted.root) : null;
 
   // Compiled modules carry inline source maps: stack traces then name the TypeScript lines.
   if (Object.keys(modules).length > 0) process.setSourceMapsEnabled(true);
@@ -73,7 +81,7 @@ function install({ bundle, modules = {}, untrusted } = {}) {
   function loadTypeScript(module, filename) {
     if (own.call(bundled, filename)) {
       module.exports = bundled[filename]();
-      if (confined) freezeExports(module.exports);
+      if (confined) harden(module.exports);
       else loadedCourseExports.push(module.exports);
       return;
     }
@@ -148,36 +156,8 @@ function install({ bundle, modules = {}, untrusted } = {}) {
   };
 }
 
-/**
- * Built-ins frozen in a confined thread, with their prototypes; Object.prototype and
- * Error.prototype only take no new properties (freezing them would make an assignment like
- * `obj.toString = f` fail everywhere), and console keeps its own state.
- */
-const FROZEN_GLOBALS = [
-  'Math', 'JSON', 'Reflect', 'Atomics', 'Object', 'Function', 'Array', 'Promise', 'Map', 'Set', 'WeakMap', 'WeakSet', 'WeakRef',
-  'ArrayBuffer', 'SharedArrayBuffer', 'DataView', 'Number', 'String', 'Boolean', 'Symbol', 'BigInt', 'Date', 'RegExp',
-  'Float32Array', 'Float64Array', 'Int8Array', 'Int16Array', 'Int32Array', 'Uint8Array', 'Uint8ClampedArray', 'Uint16Array',
-  'Uint32Array', 'BigInt64Array', 'BigUint64Array', 'WebAssembly', 'structuredClone', 'queueMicrotask',
-  'setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate',
-  'EventTarget', 'Event', 'CustomEvent', 'AbortController', 'AbortSignal',
-];
-
-/** Freezes a course module's exports: its classes (and their prototypes), functions and namespaces. */
-function freezeExports(exp, depth = 0) {
-  if (exp === null || (typeof exp !== 'object' && typeof exp !== 'function') || Object.isFrozen(exp)) return;
-  Object.freeze(exp);
-  if (typeof exp === 'function' && exp.prototype && typeof exp.prototype === 'object') Object.freeze(exp.prototype);
-  if (depth >= 2) return;
-  for (const key of Object.keys(exp)) {
-    let value;
-    try {
-      value = exp[key];
-    } catch {
-      continue;
-    }
-    freezeExports(value, depth + 1);
-  }
-}
+/** Globals a confined thread does without: the host, and what an eval-started worker leaves on the global object. */
+const REMOVED_GLOBALS = ['process', 'require', 'module', 'exports', '__filename', '__dirname'];
 
 /** Globals that open a channel the fabric does not see: to other threads, or to the network. */
 const UNCONFINED_GLOBALS = ['BroadcastChannel', 'MessageChannel', 'MessagePort', 'fetch', 'WebSocket', 'EventSource'];
@@ -185,18 +165,37 @@ const UNCONFINED_GLOBALS = ['BroadcastChannel', 'MessageChannel', 'MessagePort',
 /** Where loadConfined hands a module its confined require and module, for the moment it runs. */
 const CONFINED = '__dtlabConfined';
 
+/** The prototypes whose properties ordinary code assigns over on its own objects (`obj.toString = f`, `err.message = m`). */
+function overridablePrototypes() {
+  const errors = [Error, EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError, AggregateError];
+  return [Object.prototype, ...errors.map((E) => E.prototype)];
+}
+
 /**
- * Takes from this thread what a confined submission must not reach: the
- * `process` global (whoever needs it keeps a reference from before), the
- * channels of UNCONFINED_GLOBALS, and Error.prepareStackTrace, through which
- * a stack trace hands out the functions and receivers of its callers (stack
- * traces still show, source-mapped). Freezes what the course's code here
- * calls (FROZEN_GLOBALS, the prototypes the worker's ports deliver through,
- * the course modules' exports), and marks the thread confined for the
- * runtime (src/confined.ts).
+ * Takes from this thread what a confined submission must not reach, and
+ * makes immutable everything the course's code in it calls (see the top of
+ * this file and harden.cjs):
+ *
+ * - the `process` global (whoever needs it kept a reference from before),
+ *   the channels of UNCONFINED_GLOBALS, and the console's streams, whose
+ *   internal port reaches the parent thread: the console is replaced by one
+ *   that writes through closures;
+ * - stack traces show only the submission's own frames (harden.cjs), and
+ *   Error.prepareStackTrace, through which a stack trace would hand out the
+ *   functions and receivers of its callers, cannot be replaced;
+ * - every global binding is read-only and its value hardened: the built-ins
+ *   and their prototypes, Object.prototype and Error.prototype included
+ *   (assignments like `obj.toString = f` still work: tameOverrides);
+ * - every course module of the bundle (the packages, the worker's own code)
+ *   is evaluated and hardened, with its classes' prototypes: not only what
+ *   the submission imports by value, since a type-only import loads nothing
+ *   and yet `Object.getPrototypeOf(comm)` reaches Comm.prototype;
+ *
+ * and marks the thread confined for the runtime (src/confined.ts).
  */
 function confine() {
   confined = true;
+  const { stdout, stderr } = process;
   // The worker's ports (MessagePort -> NodeEventTarget -> EventTarget) deliver every message through
   // methods on these prototypes: frozen, so that no hook sees what the launcher sends the ranks.
   const { MessageChannel: Channel } = require('node:worker_threads');
@@ -204,28 +203,50 @@ function confine() {
   for (let proto = Object.getPrototypeOf(port1); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) Object.freeze(proto);
   port1.close();
   port2.close();
-  delete globalThis.process;
+  const console = confinedConsole(stdout, stderr);
+  const prepare = untrustedRoot ? submissionStackTraces(untrustedRoot) : undefined;
+  // The course's modules, evaluated while the thread still has everything they need at load time.
+  const course = courseModules.map((load) => load());
+  for (const name of REMOVED_GLOBALS) delete globalThis[name];
   // Channels between threads and to the network: ranks talk only through their Comm, which the fabric sees.
   for (const name of UNCONFINED_GLOBALS) delete globalThis[name];
-  Object.defineProperty(Error, 'prepareStackTrace', { value: undefined, writable: false, configurable: false });
-  // What the course's code in this thread calls, the submission must not redefine: a patched
-  // Math.imul or Array.prototype.some runs inside the checks' own rank programs, and sees their data.
-  for (const name of FROZEN_GLOBALS) {
-    const value = globalThis[name];
-    if (value === undefined) continue;
-    Object.defineProperty(globalThis, name, { value, writable: false, configurable: false });
-    Object.freeze(value);
-    if (value.prototype && value !== Object) Object.freeze(value.prototype);
+  Object.defineProperty(globalThis, 'console', { value: console, writable: false, configurable: false, enumerable: false });
+  Object.defineProperty(Error, 'prepareStackTrace', { value: prepare, writable: false, configurable: false });
+  for (const proto of overridablePrototypes()) tameOverrides(proto);
+  // Node defines some globals (performance, DOMException, crypto...) as getters that load them on
+  // first use and then redefine themselves: load them all now, while they may still be redefined.
+  for (const key of Reflect.ownKeys(globalThis)) {
+    const d = Reflect.getOwnPropertyDescriptor(globalThis, key);
+    if (d && d.get) {
+      try {
+        d.get.call(globalThis);
+      } catch {
+        // one that cannot load is left as it is
+      }
+    }
   }
-  Object.freeze(Object.getPrototypeOf(Float32Array)); // %TypedArray%
-  Object.freeze(Object.getPrototypeOf(Float32Array.prototype));
-  Object.freeze(Object.getPrototypeOf(async () => {})); // AsyncFunction.prototype
-  Object.freeze(Object.getPrototypeOf(function* () {})); // GeneratorFunction.prototype
-  Object.freeze(Object.getPrototypeOf([][Symbol.iterator]())); // %ArrayIteratorPrototype%
-  // New properties only: an own toString or constructor of any object must stay assignable.
-  Object.preventExtensions(Object.prototype);
-  Object.preventExtensions(Error.prototype);
-  for (const exp of loadedCourseExports) freezeExports(exp);
+  // Every global binding, read-only; every value reached from one, frozen.
+  for (const key of Reflect.ownKeys(globalThis)) {
+    const d = Reflect.getOwnPropertyDescriptor(globalThis, key);
+    if (!d || !d.configurable) continue;
+    if ('value' in d) Object.defineProperty(globalThis, key, { value: d.value, writable: false, configurable: false, enumerable: d.enumerable });
+    else Object.defineProperty(globalThis, key, { get: d.get, set: undefined, configurable: false, enumerable: d.enumerable });
+  }
+  for (const key of Reflect.ownKeys(globalThis)) {
+    const d = Reflect.getOwnPropertyDescriptor(globalThis, key);
+    if (!d) continue;
+    const value = 'value' in d ? d.value : d.get?.call(globalThis);
+    if (value !== globalThis) harden(value);
+  }
+  harden(Object.getPrototypeOf(async () => {})); // AsyncFunction.prototype
+  harden(Object.getPrototypeOf(function* () {})); // GeneratorFunction.prototype
+  harden(Object.getPrototypeOf(async function* () {})); // AsyncGeneratorFunction.prototype
+  harden(Object.getPrototypeOf([][Symbol.iterator]())); // %ArrayIteratorPrototype%
+  harden(Object.getPrototypeOf(new Map()[Symbol.iterator]()));
+  harden(Object.getPrototypeOf(new Set()[Symbol.iterator]()));
+  harden(Object.getPrototypeOf(''[Symbol.iterator]()));
+  harden(Object.getPrototypeOf(/x/[Symbol.matchAll]('')));
+  for (const exp of [...course, ...loadedCourseExports]) harden(exp);
   loadedCourseExports.length = 0;
   // For the runtime: a WorkerPool made here would start workers that are not confined (pool.ts).
   Object.defineProperty(globalThis, Symbol.for('dtlab.confined'), { value: true, writable: false, configurable: false });

@@ -6,7 +6,7 @@
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { createRequire } from 'node:module';
-import { Comm, type Transport } from '../comm.ts';
+import { createComm, type Comm, type CommControl, type Transport } from '../comm.ts';
 import { decodeError, decodeValue, encodeError, encodeValue } from '../wire.ts';
 import { endMarker, type FromRank, type ToRank, type WorkerInit } from './protocol.ts';
 
@@ -16,14 +16,14 @@ const port = (workerData as { port?: MessagePort } | null)?.port ?? null;
 const requireModule = createRequire(import.meta.url);
 // Kept now: a worker that runs untrusted code loses the `process` global before its first launch (precompiled-loader.cjs, confine).
 const { stdout, stderr } = process;
-let current: { launch: number; comm: Comm } | null = null;
+let current: { launch: number; comm: Comm; control: CommControl } | null = null;
 
 port?.on('message', (m: ToRank) => {
   if (m.t === 'run') return void run(m.launch, m.init);
   // Anything addressed to an earlier launch is stale.
   if (!current || m.launch !== current.launch) return;
-  if (m.t === 'complete') current.comm._complete(m.id, { payload: m.payload, error: m.error ? decodeError(m.error) : undefined, vtUs: m.vtUs });
-  else if (m.t === 'peerFailed') current.comm._peerFailed(m.rank, m.root, m.message);
+  if (m.t === 'complete') current.control.complete(m.id, { payload: m.payload, error: m.error ? decodeError(m.error) : undefined, vtUs: m.vtUs });
+  else if (m.t === 'peerFailed') current.control.peerFailed(m.rank, m.root, m.message);
 });
 
 function run(launch: number, init: WorkerInit): void {
@@ -36,7 +36,7 @@ function run(launch: number, init: WorkerInit): void {
     idleScheduled = true;
     setImmediate(() => {
       idleScheduled = false;
-      if (current?.comm === comm && comm._pendingWaits > 0) post({ t: 'idle', launch });
+      if (current?.comm === comm && control.pendingWaits() > 0) post({ t: 'idle', launch });
     });
   };
   const transport: Transport = {
@@ -52,8 +52,8 @@ function run(launch: number, init: WorkerInit): void {
       scheduleIdle();
     },
   };
-  const comm = new Comm(init.rank, init.worldSize, transport, init.seed, init.faults);
-  current = { launch, comm };
+  const { comm, control } = createComm(init.rank, init.worldSize, transport, init.seed, init.faults);
+  current = { launch, comm, control };
   const end = (m: FromRank, transfer: ArrayBuffer[] = []) => {
     stdout.write(endMarker(launch));
     stderr.write(endMarker(launch));
