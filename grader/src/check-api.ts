@@ -47,6 +47,17 @@ export interface ProgramSpec {
   export: string;
 }
 
+/**
+ * The shape of what a rank program returns, checked by `ctx.run` on every
+ * rank before a check reads it: a rank program runs beside the submission,
+ * which may change what the program hands back (replace a tensor in a list it
+ * was given by a number, say); the check must then fail naming that, not trip
+ * over it. 'tensor', 'number' and 'string' are values of that kind; an array
+ * shape checks every element (and the length, if given); an object shape
+ * checks the named fields.
+ */
+export type ValueShape = 'tensor' | 'number' | 'string' | { array: ValueShape; length?: number } | { object: Record<string, ValueShape> };
+
 /** What `ctx.run` launches. */
 export interface RunSpec {
   worldSize: number;
@@ -55,7 +66,19 @@ export interface RunSpec {
   args?: unknown[];
   /** Wall-clock limit; default the manifest's per-check limit. */
   timeoutMs?: number;
+  /** What every rank's program returns; a rank whose value does not match fails the check (see ValueShape). */
+  returns?: ValueShape;
+  /**
+   * Run on rank workers that nothing ran on before, even when the grading
+   * reuses workers (a student's own `pnpm grade`): for a launch that must not
+   * meet anything an earlier launch left in a worker (a checkpoint that is
+   * loaded into a fresh optimizer, say).
+   */
+  freshWorkers?: boolean;
 }
+
+/** The tolerances `ctx.expectClose` uses when a check gives none: float32 arithmetic in another order. */
+export const DEFAULT_TOLERANCE = Object.freeze({ rtol: 1e-5, atol: 1e-6 });
 
 /** Options of `ctx.expectClose`. */
 export interface ExpectCloseOptions {
@@ -84,8 +107,19 @@ export interface CheckContext {
    * the check's summary.
    */
   run(spec: RunSpec): Promise<LaunchResult>;
-  /** Fails with the first element of `actual` outside tolerance of `expected`, naming rank, index, expected and actual. */
-  expectClose(actual: testing.Comparable, expected: testing.Comparable, opts: ExpectCloseOptions): void;
+  /**
+   * Fails with the first element of `actual` outside tolerance of `expected`,
+   * naming rank, index, expected and actual. Tolerances default to
+   * DEFAULT_TOLERANCE. An `actual` that is not a tensor, a number or a list of
+   * numbers fails the check too, naming what it is.
+   */
+  expectClose(actual: unknown, expected: testing.Comparable, opts: ExpectCloseOptions): void;
+  /**
+   * Fails unless `actual` equals `expected` exactly: bit for bit for tensors
+   * and numbers (NaN equals NaN, 0 and -0 differ), `===` otherwise; names the
+   * first element that differs.
+   */
+  expectEqual(actual: unknown, expected: unknown, opts: { rank?: number; index?: number | number[]; label: string }): void;
   /** Fails the check. */
   fail(message: string, divergence?: Divergence): never;
   /** Adds a line to the check's message (shown whether it passes or fails). */

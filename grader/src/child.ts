@@ -5,11 +5,13 @@
  * code runs only in the rank workers that checks launch.
  */
 import { createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 import { WorkerPool } from '@dtlab/runtime';
 import { loadCheckModule, runCheck } from './engine.ts';
 import type { SharedRuns } from './check-api.ts';
-import type { ChildMessage, GradingJob } from './results.ts';
+import type { ChildMessage, GradingJob, PolicyResult } from './results.ts';
+import { checkCompiled, checkPolicy } from './policy.ts';
 
 // The key the grader sends first, before any submission code runs: every message back is signed
 // with it, so that a message someone else in this process writes to the channel is not believed.
@@ -43,8 +45,17 @@ async function main(given?: GradingJob): Promise<void> {
   await receiveKey();
   const job = given ?? (JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as GradingJob);
   const manifest = job.manifest;
+  if (job.policy) {
+    await send({ type: 'policy-started' });
+    const result = checkSubmissionPolicy(job, job.policy.allowedImports);
+    await send({ type: 'policy-done', result });
+    // A submission that breaks the policy is not run at all.
+    if (result.violations.length > 0) return send({ type: 'finished' });
+  }
   // One pool of rank workers for every launch of every check: workers start once, without tsx when they can.
-  const pool = new WorkerPool({ memoryLimitMb: manifest.memoryLimitMb ?? 256, ...(job.precompiled ? { precompiled: job.precompiled } : {}) });
+  const poolOptions = { memoryLimitMb: manifest.memoryLimitMb ?? 256, ...(job.precompiled ? { precompiled: job.precompiled } : {}) };
+  const pool = new WorkerPool(poolOptions);
+  const freshPool = () => new WorkerPool(poolOptions);
   // Workers start in the background; the first check takes the first ones up. A start that
   // fails is reported by the launch that needed the worker.
   pool.warm(Math.max(...manifest.worldSizes)).catch(() => undefined);
@@ -54,11 +65,29 @@ async function main(given?: GradingJob): Promise<void> {
   for (const id of job.checkIds) {
     const check = manifest.checks.find((c) => c.id === id)!;
     await send({ type: 'check-started', id });
-    const result = await runCheck(job, manifest, id, check.visibility === 'public' ? modules.public : modules.hidden, pool, shared);
+    const result = await runCheck(job, manifest, id, check.visibility === 'public' ? modules.public : modules.hidden, pool, shared, freshPool);
     await send({ type: 'check-done', result });
   }
   await send({ type: 'finished' });
   await pool.close();
+}
+
+/**
+ * The static policy over the submission's source and over what the compiler
+ * made of it (the code that would run), before any of it runs.
+ */
+function checkSubmissionPolicy(job: GradingJob, allowedImports: readonly string[]): PolicyResult {
+  const started = performance.now();
+  const src = join(job.submissionDir, 'src');
+  const violations = checkPolicy(src, allowedImports);
+  // The compiled modules are named by their real paths.
+  const realSrc = realpathSync(src);
+  if (violations.length === 0) {
+    for (const [path, compiled] of Object.entries(job.precompiled?.modules ?? {})) {
+      if ('code' in compiled) violations.push(...checkCompiled(compiled.code, `src/${relative(realSrc, path).split(sep).join('/')}`));
+    }
+  }
+  return { violations, durationMs: Math.round(performance.now() - started) };
 }
 
 /**

@@ -28,6 +28,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync,
 import { createRequire } from 'node:module';
 import { basename, join } from 'node:path';
 import { filesUnder } from './files.ts';
+import { sourcePaths } from './source-files.ts';
 import { writeAtomic } from './atomic.ts';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spawnSync } from 'node:child_process';
@@ -182,9 +183,8 @@ export async function precompiledFor(submissionDir: string, allowedImports: read
   const bundle = workerBundle();
   if (!bundle) return null;
   const src = join(submissionDir, 'src');
-  const files = filesUnder(src, (rel) => basename(rel) === 'node_modules')
-    .filter((f) => /\.(c?[tj]sx?|mts)$/.test(f) && !f.endsWith('.d.ts'))
-    .map((f) => join(src, f));
+  // Exactly the files the policy read, each compiled with the syntax the policy read it with (source-files.ts).
+  const files = sourcePaths(src);
   try {
     const modules = await compileModules(files, { tsconfig: COURSE_TSCONFIG });
     return { bundle, modules, ...(allowedImports ? { untrusted: { allow: [...allowedImports], root: realpathSync(submissionDir), reuseWorkers } } : {}) };

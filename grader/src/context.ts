@@ -6,7 +6,8 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { launch, type LaunchResult, type RankOutcome, type WorkerPool } from '@dtlab/runtime';
 import { Tensor, deriveSeed, testing } from '@dtlab/tensor';
-import { CheckFailure, CheckTimeout, type CheckContext, type Divergence, type ExpectCloseOptions, type RunSpec, type SharedRuns } from './check-api.ts';
+import { CheckFailure, CheckTimeout, DEFAULT_TOLERANCE, type CheckContext, type Divergence, type ExpectCloseOptions, type RunSpec, type SharedRuns, type ValueShape } from './check-api.ts';
+import { bounded } from './text.ts';
 import type { Manifest } from './manifest.ts';
 
 /** Messages, bytes and virtual time of the launches a check made. */
@@ -30,6 +31,52 @@ export function jsonNumber(x: number): number | string {
 function countOf(x: testing.Comparable): number {
   return typeof x === 'number' ? 1 : x instanceof Tensor ? x.numel : x.length;
 }
+
+/** What `v` is, in a few words, for messages: "a number", "an object", "a Tensor of shape [2, 3]". */
+export function describeValue(v: unknown): string {
+  if (v === null) return 'null';
+  if (v === undefined) return 'undefined';
+  if (v instanceof Tensor) return `a Tensor of shape [${v.shape.join(', ')}]`;
+  if (Array.isArray(v)) return `an array of ${v.length}`;
+  if (typeof v === 'object') return 'an object';
+  return `a ${typeof v}`;
+}
+
+/** Whether `x` is something assertClose compares: a tensor, a number, or a list of numbers. */
+function isComparable(x: unknown): x is testing.Comparable {
+  if (typeof x === 'number' || x instanceof Tensor || x instanceof Float32Array || x instanceof Float64Array) return true;
+  return Array.isArray(x) && x.every((v) => typeof v === 'number');
+}
+
+/** Where `value` departs from `shape` ("[2]: a number where a tensor was expected"), or null where it does not. */
+export function shapeMismatch(value: unknown, shape: ValueShape, at = ''): string | null {
+  const here = at || 'the value';
+  if (shape === 'tensor') return value instanceof Tensor ? null : `${here} is ${describeValue(value)} where a tensor was expected`;
+  if (shape === 'number' || shape === 'string') return typeof value === shape ? null : `${here} is ${describeValue(value)} where a ${shape} was expected`;
+  if ('array' in shape) {
+    if (!Array.isArray(value)) return `${here} is ${describeValue(value)} where an array was expected`;
+    if (shape.length !== undefined && value.length !== shape.length) return `${here} has ${value.length} elements where ${shape.length} were expected`;
+    for (let i = 0; i < value.length; i++) {
+      const m = shapeMismatch(value[i], shape.array, `${at}[${i}]`);
+      if (m) return m;
+    }
+    return null;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof Tensor) return `${here} is ${describeValue(value)} where an object was expected`;
+  for (const [k, s] of Object.entries(shape.object)) {
+    const m = shapeMismatch((value as Record<string, unknown>)[k], s, `${at}.${k}`);
+    if (m) return m;
+  }
+  return null;
+}
+
+/** Bit-for-bit equality of numbers: NaN equals NaN, 0 and -0 differ. */
+function sameNumber(a: number, b: number): boolean {
+  return Object.is(a, b);
+}
+
+/** A rank error's own words in a check's message: bounded (it is the submission's to write). */
+const RANK_ERROR_LIMIT = 2000;
 
 /** The rank whose failure explains a launch: its own error first, cascades and deadlocks last. */
 function rootCause(ranks: RankOutcome[]): RankOutcome | undefined {
@@ -61,6 +108,8 @@ export class Context implements CheckContext {
     private readonly pool?: WorkerPool,
     /** What the checks of this grading run share. */
     private readonly sharedRuns: SharedRuns = new Map(),
+    /** A new pool like `pool` whose workers never ran anything (RunSpec.freshWorkers). */
+    private readonly freshPool?: () => WorkerPool,
   ) {}
 
   shared<T>(key: string, make: () => Promise<T>): Promise<T> {
@@ -91,6 +140,8 @@ export class Context implements CheckContext {
   }
 
   async run(spec: RunSpec): Promise<LaunchResult> {
+    // Fresh workers: a pool of its own for this launch (the shared one may lend workers that ran the submission).
+    const pool = spec.freshWorkers && this.freshPool ? this.freshPool() : this.pool;
     const result = await launch({
       worldSize: spec.worldSize,
       backend: 'workers',
@@ -104,8 +155,9 @@ export class Context implements CheckContext {
       // grading in parallel needs (measured: 10% fewer gradings per minute with 2 jobs, none faster alone).
       pollUs: 0,
       seed: this.launchSeed(),
-      ...(this.pool ? { pool: this.pool } : {}),
+      ...(pool ? { pool } : {}),
     });
+    if (pool && pool !== this.pool) await pool.close();
     this.comm.messages += result.trace.length;
     this.comm.bytes += result.stats.reduce((s, x) => s + x.bytesSent, 0);
     this.comm.virtualTimeUs = Math.max(this.comm.virtualTimeUs, ...result.stats.map((s) => s.vtUs));
@@ -114,10 +166,21 @@ export class Context implements CheckContext {
     if (cause) {
       const where = `with ${spec.worldSize} rank${spec.worldSize === 1 ? '' : 's'}`;
       const err = cause.error;
-      const text = err ? `${err.name}: ${err.message}` : 'no error recorded';
+      const text = err ? bounded(`${err.name}: ${err.message}`, RANK_ERROR_LIMIT) : 'no error recorded';
       if (cause.status === 'timeout') throw new CheckTimeout(`${where}: rank ${cause.rank} timed out: ${text}`);
       if (err?.name === 'DeadlockError') throw new CheckFailure(`${where}: ${err.message}`, { rank: null, index: null, expected: null, actual: null, label: 'deadlock' });
       throw new CheckFailure(`${where}: rank ${cause.rank} ${cause.status === 'killed' ? 'was killed' : 'failed'}: ${text}`, { rank: cause.rank, index: null, expected: null, actual: null, label: 'error' });
+    }
+    if (spec.returns) {
+      for (const r of result.ranks) {
+        const m = shapeMismatch(r.value, spec.returns);
+        if (m) {
+          throw new CheckFailure(
+            `with ${spec.worldSize} rank${spec.worldSize === 1 ? '' : 's'}: rank ${r.rank}'s program handed back something the check cannot read: ${m}. The check's rank program returns what it gave your code; your code must have replaced or changed it (modify tensors in place, and leave the lists and objects you are given as they are)`,
+            { rank: r.rank, index: null, expected: null, actual: null, label: 'what the rank program returned' },
+          );
+        }
+      }
     }
     return result;
   }
@@ -136,9 +199,15 @@ export class Context implements CheckContext {
     }
   }
 
-  expectClose(actual: testing.Comparable, expected: testing.Comparable, opts: ExpectCloseOptions): void {
+  expectClose(actual: unknown, expected: testing.Comparable, opts: ExpectCloseOptions): void {
+    const rtol = opts.rtol ?? DEFAULT_TOLERANCE.rtol;
+    const atol = opts.atol ?? DEFAULT_TOLERANCE.atol;
+    if (!isComparable(actual)) {
+      const rank = opts.rank ?? null;
+      this.fail(`${rank !== null ? `rank ${rank}, ` : ''}${opts.label}: the value is ${describeValue(actual)}, not a tensor or numbers`, { rank, index: null, expected: null, actual: describeValue(actual), label: opts.label });
+    }
     try {
-      testing.assertClose(actual, expected, { rtol: opts.rtol ?? 1e-5, atol: opts.atol ?? 1e-6, label: opts.label });
+      testing.assertClose(actual, expected, { rtol, atol, label: opts.label });
     } catch (e) {
       if (!(e instanceof testing.ParityError)) throw e;
       const rank = opts.rank ?? null;
@@ -146,7 +215,7 @@ export class Context implements CheckContext {
       const summary =
         e.index < 0
           ? `${what}: ${e.message.slice(opts.label.length + 2)}`
-          : `${what}: ${e.mismatches} of ${countOf(expected)} elements are wrong (max |diff| ${e.maxAbsDiff}, tolerance rtol ${opts.rtol ?? 1e-5}, atol ${opts.atol ?? 1e-6})`;
+          : `${what}: ${e.mismatches} of ${countOf(expected)} element${countOf(expected) === 1 ? ' is' : 's are'} wrong (max |diff| ${e.maxAbsDiff}, tolerance rtol ${rtol}, atol ${atol})`;
       throw new CheckFailure(summary, {
         rank,
         index: e.index < 0 ? null : e.position.length === 1 ? e.position[0]! : e.position,
@@ -154,6 +223,28 @@ export class Context implements CheckContext {
         actual: jsonNumber(e.actual),
         label: opts.label,
       });
+    }
+  }
+
+  expectEqual(actual: unknown, expected: unknown, opts: { rank?: number; index?: number | number[]; label: string }): void {
+    const rank = opts.rank ?? null;
+    const what = `${rank !== null ? `rank ${rank}, ` : ''}${opts.label}`;
+    if (actual instanceof Tensor || expected instanceof Tensor) {
+      if (!(actual instanceof Tensor) || !(expected instanceof Tensor)) this.fail(`${what}: ${describeValue(actual)} where ${describeValue(expected)} was expected`, { rank, index: null, expected: describeValue(expected), actual: describeValue(actual), label: opts.label });
+      if (actual.shape.join() !== expected.shape.join()) this.fail(`${what}: shape [${actual.shape.join(', ')}] where [${expected.shape.join(', ')}] was expected`, { rank, index: null, expected: `[${expected.shape.join(', ')}]`, actual: `[${actual.shape.join(', ')}]`, label: opts.label });
+      const a = actual.toArray().flat(Infinity as 1) as number[];
+      const e = expected.toArray().flat(Infinity as 1) as number[];
+      const i = e.findIndex((v, k) => !sameNumber(a[k]!, v));
+      if (i >= 0) {
+        const differ = e.filter((v, k) => !sameNumber(a[k]!, v)).length;
+        this.fail(`${what}: ${differ} of ${e.length} element${e.length === 1 ? ' is' : 's are'} not bit for bit the same (first at index ${i}: ${e[i]} expected, ${a[i]} actual)`, { rank, index: i, expected: jsonNumber(e[i]!), actual: jsonNumber(a[i]!), label: opts.label });
+      }
+      return;
+    }
+    const same = typeof actual === 'number' && typeof expected === 'number' ? sameNumber(actual, expected) : actual === expected;
+    if (!same) {
+      const show = (v: unknown) => (typeof v === 'number' ? jsonNumber(v) : typeof v === 'string' ? v : describeValue(v));
+      this.fail(`${what}: expected ${String(show(expected))}, actual ${String(show(actual))}`, { rank, index: opts.index ?? null, expected: show(expected), actual: show(actual), label: opts.label });
     }
   }
 

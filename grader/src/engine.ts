@@ -8,6 +8,7 @@ import { CheckFailure, CheckTimeout, type CheckModule, type SharedRuns } from '.
 import { Context } from './context.ts';
 import type { Manifest } from './manifest.ts';
 import type { CheckResult, GradingJob } from './results.ts';
+import { bounded, TEXT_LIMITS } from './text.ts';
 
 /** Imports a check module; null for a missing one (hidden checks in a student copy). */
 export async function loadCheckModule(path: string | null): Promise<CheckModule | null> {
@@ -18,13 +19,15 @@ export async function loadCheckModule(path: string | null): Promise<CheckModule 
 }
 
 /** Runs one check and turns whatever happened into a CheckResult. */
-export async function runCheck(job: GradingJob, manifest: Manifest, id: string, module: CheckModule | null, pool?: WorkerPool, shared?: SharedRuns): Promise<CheckResult> {
+export async function runCheck(job: GradingJob, manifest: Manifest, id: string, module: CheckModule | null, pool?: WorkerPool, shared?: SharedRuns, freshPool?: () => WorkerPool): Promise<CheckResult> {
   const started = performance.now();
-  const ctx = new Context(manifest, job.seed, id, job.submissionDir, pool, shared);
+  const ctx = new Context(manifest, job.seed, id, job.submissionDir, pool, shared, freshPool);
   const done = (status: CheckResult['status'], message: string, extra: Partial<CheckResult> = {}): CheckResult => ({
     id,
     status,
-    message: [message, ...ctx.notes].filter(Boolean).join('\n'),
+    // Bounded here too, generously (the grader bounds it again, and flags what it cuts): a message
+    // quotes rank errors, which the submission writes, and travels over the result channel.
+    message: bounded([message, ...ctx.notes].filter(Boolean).join('\n'), 4 * TEXT_LIMITS.message),
     ...(ctx.comm.messages > 0 || ctx.comm.virtualTimeUs > 0 ? { comm: { ...ctx.comm } } : {}),
     ...(ctx.outputDroppedBytes > 0 ? { outputDroppedBytes: ctx.outputDroppedBytes } : {}),
     ...extra,

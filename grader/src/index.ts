@@ -3,7 +3,7 @@
  * isolated process, and writes rubrics a TA can trust.
  */
 export { gradeSubmission, POLICY_CHECK_ID, type GradeOptions } from './grade.ts';
-export { CheckFailure, CheckTimeout, type CheckContext, type CheckFn, type CheckModule, type Divergence, type RunSpec, type ProgramSpec, type ExpectCloseOptions, type SharedRuns } from './check-api.ts';
+export { CheckFailure, CheckTimeout, DEFAULT_TOLERANCE, type CheckContext, type CheckFn, type CheckModule, type Divergence, type RunSpec, type ProgramSpec, type ExpectCloseOptions, type SharedRuns, type ValueShape } from './check-api.ts';
 export { loadManifest, validateManifest, maxPoints, ManifestError, type Manifest, type ManifestCheck } from './manifest.ts';
 export { listExercises, findExercise, exerciseFolders, UnknownExerciseError, type Exercise } from './exercises.ts';
 export { checkPolicy, checkSource, formatViolations, type PolicyViolation } from './policy.ts';

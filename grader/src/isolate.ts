@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn, spawnSync } from 'node:child_process';
-import type { ChildMessage, CheckResult, GradingJob } from './results.ts';
+import type { ChildMessage, CheckResult, GradingJob, PolicyResult } from './results.ts';
 import { GRADER_DIR, PACKAGES_DIR, ROOT, WORK_DIR } from './paths.ts';
 import { ownedName } from './leftovers.ts';
 import { writeAtomic } from './atomic.ts';
@@ -32,8 +32,10 @@ export interface Limits {
 
 /** How the grading process ended, and what it reported before. */
 export interface IsolatedRun {
+  /** The static policy's verdict, if the grading process checked it (job.policy). */
+  policy: PolicyResult | null;
   results: CheckResult[];
-  /** The check running when the process ended, if it had not finished. */
+  /** The check running when the process ended, if it had not finished ('policy' while the policy was checked). */
   running: string | null;
   ended: 'finished' | 'timeout' | 'out-of-memory' | 'crashed' | 'aborted';
   /** Why it ended, in words (for anything but 'finished'). */
@@ -154,6 +156,7 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
   const jobFile = join(WORK_DIR, `${ownedName('job')}.json`);
   writeFileSync(jobFile, JSON.stringify(job));
   const results: CheckResult[] = [];
+  let policy: PolicyResult | null = null;
   let running: string | null = null;
   let finished = false;
   let ended: IsolatedRun['ended'] | null = null;
@@ -209,7 +212,11 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
       return;
     }
     const m = JSON.parse(signed.body) as ChildMessage;
-    if (m?.type === 'check-started') running = m.id;
+    if (m?.type === 'policy-started') running = 'policy';
+    else if (m?.type === 'policy-done') {
+      policy = m.result;
+      running = null;
+    } else if (m?.type === 'check-started') running = m.id;
     else if (m?.type === 'check-done') {
       results.push(m.result);
       running = null;
@@ -246,6 +253,7 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
   rmSync(jobFile, { force: true });
   if (forged > 0) {
     results.length = 0;
+    policy = null;
     running = null;
     ended = 'crashed';
     detail = `the grading process's result channel carried ${forged} message${forged === 1 ? '' : 's'} that the grading process did not sign: something else in it, most likely the submission, wrote to the channel, so none of its results are kept`;
@@ -258,5 +266,5 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
     }
   }
   if (dropped > 0) log += `\n[${dropped} more bytes of output dropped]`;
-  return { results, running, ended, detail, log, droppedBytes: dropped, wallMs: Date.now() - started, forged };
+  return { policy, results, running, ended, detail, log, droppedBytes: dropped, wallMs: Date.now() - started, forged };
 }

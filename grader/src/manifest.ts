@@ -12,6 +12,12 @@ export interface ManifestCheck {
   title: string;
   points: number;
   visibility: 'public' | 'hidden';
+  /**
+   * A check of how the work was done (traffic, memory, time) scores only
+   * when the values are right: the checks of the values it needs to have
+   * passed (see gateHowChecks in grade.ts).
+   */
+  requires?: string[];
 }
 
 /** An exercise manifest, as validated against grader/schema/exercise.schema.json. */
@@ -67,6 +73,15 @@ export function validateManifest(data: unknown, file: string, folder?: string): 
   const ids = m.checks.map((c) => c.id);
   const dup = ids.filter((id, i) => ids.indexOf(id) !== i);
   if (dup.length) problems.push(`check ids must be unique; repeated: ${[...new Set(dup)].join(', ')}`);
+  for (const c of m.checks) {
+    for (const r of c.requires ?? []) {
+      const needed = m.checks.find((x) => x.id === r);
+      if (!needed) problems.push(`check '${c.id}' requires '${r}', which is not a check of this exercise`);
+      else if (r === c.id) problems.push(`check '${c.id}' requires itself`);
+      else if (c.visibility === 'public' && needed.visibility === 'hidden') problems.push(`public check '${c.id}' requires hidden check '${r}', which a student's copy does not have: require public checks only`);
+      else if (needed.requires?.length) problems.push(`check '${c.id}' requires '${r}', which is itself a check of how (it has requires): require the checks of the values`);
+    }
+  }
   const total = maxPoints(m);
   if (m.totalPoints !== undefined && Math.abs(total - m.totalPoints) > 1e-9) problems.push(`totalPoints is ${m.totalPoints} but the checks' points add up to ${total}`);
   if (problems.length) throw new ManifestError(file, problems);

@@ -14,9 +14,12 @@
  * It is one layer of defence; the real one is that student code runs only in
  * rank workers inside a grading process that is killed at its time limit.
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve, sep } from 'node:path';
 import { parse } from '@babel/parser';
+import { sourceFiles, syntaxOf } from './source-files.ts';
+
+export { sourceFiles };
 
 /** One rule broken at one place. */
 export interface PolicyViolation {
@@ -49,27 +52,67 @@ const PATCHING_CALLS = new Set([
 
 type Node = { type: string; loc?: { start: { line: number; column: number } }; [k: string]: unknown };
 
-/** The source files of a submission folder (`.ts`, `.mts`, `.js`, `.mjs`), relative paths, sorted. */
-export function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const name of readdirSync(d).sort()) {
-      const p = join(d, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (/\.(m?ts|m?js|tsx|jsx|cts|cjs)$/.test(name)) out.push(relative(dir, p));
-    }
-  };
-  walk(dir);
-  return out;
-}
-
-/** Checks every source file under `srcDir` against the policy; returns the violations (empty: allowed). */
+/**
+ * Checks every source file under `srcDir` (each file the compiler compiles:
+ * source-files.ts) against the policy; returns the violations (empty: allowed).
+ */
 export function checkPolicy(srcDir: string, allowedImports: readonly string[]): PolicyViolation[] {
   const violations: PolicyViolation[] = [];
   for (const file of sourceFiles(srcDir)) {
     violations.push(...checkSource(readFileSync(join(srcDir, file), 'utf8'), join('src', file), srcDir, join(srcDir, file), allowedImports));
   }
   return violations;
+}
+
+/** Names that compiled CommonJS code uses for its own module, as the compiler emits them: allowed there. */
+const COMPILED_MODULE_NAMES = new Set(['require', 'module', 'exports', '__filename', '__dirname']);
+
+/**
+ * Checks compiled code (what the compiler made of `file`: CommonJS, as it
+ * runs) for references to the host: the same rule as for the source, with
+ * the compiled module's own require, module and exports allowed (they are the
+ * confined ones). The source is read as the compiler reads it, but two
+ * parsers can still differ; the compiled code is what runs, so it is read
+ * too. A JSX tag `<Function />` is `Function` here, whatever the source said.
+ */
+export function checkCompiled(code: string, file: string): PolicyViolation[] {
+  const out: PolicyViolation[] = [];
+  let ast: Node;
+  try {
+    ast = parse(code, { sourceType: 'script', allowReturnOutsideFunction: false, errorRecovery: false }) as unknown as Node;
+  } catch (e) {
+    out.push({ file, line: 0, column: 0, rule: 'syntax', message: `the compiled code could not be read: ${(e as Error).message}` });
+    return out;
+  }
+  const visit = (n: Node, parent: Node | null, key: string) => {
+    if (n.type === 'Identifier' && HOST_GLOBALS.has(n.name as string) && !COMPILED_MODULE_NAMES.has(n.name as string) && !isNameOnly(parent, key)) {
+      out.push({ file, line: n.loc?.start.line ?? 0, column: (n.loc?.start.column ?? 0) + 1, rule: n.name === 'eval' || n.name === 'Function' ? 'dynamic-code' : 'host-access', message: `'${n.name as string}' is not allowed in a submission (it is in the compiled code of ${file}: a JSX tag or a construct the compiler turned into it)` });
+    }
+    if (n.type === 'ImportExpression' || n.type === 'Import') out.push({ file, line: n.loc?.start.line ?? 0, column: 0, rule: 'dynamic-code', message: `dynamic import() is not allowed (in the compiled code of ${file})` });
+    forEachChild(n, visit);
+  };
+  visit(ast.program as Node, null, 'program');
+  return out;
+}
+
+/** Calls `f` on each syntax-node child of `n`, with the key it sits under. */
+function forEachChild(n: Node, f: (child: Node, parent: Node, key: string) => void): void {
+  for (const [k, v] of Object.entries(n)) {
+    if (k === 'loc' || k === 'start' || k === 'end' || k === 'extra' || k === 'leadingComments' || k === 'trailingComments' || k === 'innerComments') continue;
+    if (Array.isArray(v)) {
+      for (const c of v) if (c && typeof c === 'object' && typeof (c as Node).type === 'string') f(c as Node, n, k);
+    } else if (v && typeof v === 'object' && typeof (v as Node).type === 'string') f(v as Node, n, k);
+  }
+}
+
+// Identifiers in these positions are names, not references to globals.
+function isNameOnly(parent: Node | null, key: string): boolean {
+  if (!parent) return false;
+  if ((parent.type === 'MemberExpression' || parent.type === 'OptionalMemberExpression') && key === 'property' && !parent.computed) return true;
+  if ((parent.type === 'ObjectProperty' || parent.type === 'ObjectMethod' || parent.type === 'ClassProperty' || parent.type === 'ClassMethod' || parent.type === 'TSPropertySignature' || parent.type === 'ClassPrivateProperty') && key === 'key' && !parent.computed) return true;
+  if (parent.type.startsWith('TS') && parent.type !== 'TSNonNullExpression' && parent.type !== 'TSAsExpression' && parent.type !== 'TSSatisfiesExpression' && parent.type !== 'TSTypeAssertion') return true;
+  if (parent.type === 'ImportSpecifier' || parent.type === 'ExportSpecifier' || parent.type === 'LabeledStatement' || parent.type === 'BreakStatement' || parent.type === 'ContinueStatement') return true;
+  return false;
 }
 
 /** Checks one file's source text. `absFile` locates relative imports; they must stay inside `srcDir`. */
@@ -79,9 +122,10 @@ export function checkSource(code: string, file: string, srcDir: string, absFile:
     out.push({ file, line: n.loc?.start.line ?? 0, column: (n.loc?.start.column ?? 0) + 1, rule, message });
   let ast: Node;
   try {
-    // Parsed as the compiler reads it: a .tsx or .jsx file as JSX (`<b>{import('x')}</b>` is an import there).
-    const jsx = /\.[jt]sx$/.test(file);
-    ast = parse(code, { sourceType: 'module', plugins: jsx ? ['typescript', 'jsx'] : ['typescript'], errorRecovery: false }) as unknown as Node;
+    // Parsed as the compiler reads it (source-files.ts): TypeScript or not, JSX or not, by extension.
+    const syntax = syntaxOf(file) ?? { typescript: true, jsx: false };
+    const plugins: ('typescript' | 'jsx')[] = [...(syntax.typescript ? (['typescript'] as const) : []), ...(syntax.jsx ? (['jsx'] as const) : [])];
+    ast = parse(code, { sourceType: 'module', plugins, errorRecovery: false }) as unknown as Node;
   } catch (e) {
     const err = e as Error & { loc?: { line: number; column: number } };
     out.push({ file, line: err.loc?.line ?? 0, column: (err.loc?.column ?? 0) + 1, rule: 'syntax', message: `syntax error: ${err.message.replace(/\s*\(\d+:\d+\)$/, '')}` });
@@ -132,16 +176,6 @@ export function checkSource(code: string, file: string, srcDir: string, absFile:
   const calleeName = (c: Node): string | null =>
     c.type === 'MemberExpression' && (c.object as Node).type === 'Identifier' ? `${(c.object as Node).name as string}.${memberName(c) ?? '?'}` : null;
 
-  // Identifiers in these positions are names, not references to globals.
-  const isNameOnly = (parent: Node | null, key: string): boolean => {
-    if (!parent) return false;
-    if ((parent.type === 'MemberExpression' || parent.type === 'OptionalMemberExpression') && key === 'property' && !parent.computed) return true;
-    if ((parent.type === 'ObjectProperty' || parent.type === 'ObjectMethod' || parent.type === 'ClassProperty' || parent.type === 'ClassMethod' || parent.type === 'TSPropertySignature' || parent.type === 'ClassPrivateProperty') && key === 'key' && !parent.computed) return true;
-    if (parent.type.startsWith('TS') && parent.type !== 'TSNonNullExpression' && parent.type !== 'TSAsExpression' && parent.type !== 'TSSatisfiesExpression' && parent.type !== 'TSTypeAssertion') return true;
-    if (parent.type === 'ImportSpecifier' || parent.type === 'ExportSpecifier' || parent.type === 'LabeledStatement' || parent.type === 'BreakStatement' || parent.type === 'ContinueStatement') return true;
-    return false;
-  };
-
   // Functions the walk is inside: an await outside every function is a top-level await.
   let functionDepth = 0;
   const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression', 'ObjectMethod', 'ClassMethod', 'ClassPrivateMethod']);
@@ -181,6 +215,15 @@ export function checkSource(code: string, file: string, srcDir: string, absFile:
           at(n, n.name === 'eval' || n.name === 'Function' ? 'dynamic-code' : 'host-access', `'${n.name as string}' is not allowed in a submission${n.name === 'process' ? ' (use comm.rank and comm.worldSize; rank programs must not touch the process)' : ''}`);
         }
         break;
+      case 'JSXOpeningElement': {
+        // `<Function />` compiles to a call with Function itself: a tag name is a reference.
+        let name = n.name as Node;
+        while (name.type === 'JSXMemberExpression') name = name.object as Node;
+        if (name.type === 'JSXIdentifier' && HOST_GLOBALS.has(name.name as string)) {
+          at(name, name.name === 'eval' || name.name === 'Function' ? 'dynamic-code' : 'host-access', `'${name.name as string}' is not allowed in a submission (as a JSX tag it is a reference to it)`);
+        }
+        break;
+      }
       case 'MemberExpression':
       case 'OptionalMemberExpression':
         if (memberName(n) === 'constructor') at(n, 'dynamic-code', "reaching a constructor through '.constructor' is not allowed");
@@ -214,12 +257,7 @@ export function checkSource(code: string, file: string, srcDir: string, absFile:
     }
     const isFunction = FUNCTIONS.has(n.type);
     if (isFunction) functionDepth++;
-    for (const [k, v] of Object.entries(n)) {
-      if (k === 'loc' || k === 'start' || k === 'end' || k === 'extra' || k === 'leadingComments' || k === 'trailingComments' || k === 'innerComments') continue;
-      if (Array.isArray(v)) {
-        for (const c of v) if (c && typeof c === 'object' && typeof (c as Node).type === 'string') visit(c as Node, n, k);
-      } else if (v && typeof v === 'object' && typeof (v as Node).type === 'string') visit(v as Node, n, k);
-    }
+    forEachChild(n, visit);
     if (isFunction) functionDepth--;
   };
   // Collect import bindings first so that patching checks know them wherever they appear.

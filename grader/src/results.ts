@@ -5,6 +5,7 @@ import type { Divergence } from './check-api.ts';
 import type { CommSummary } from './context.ts';
 import type { Manifest } from './manifest.ts';
 import type { PrecompiledModules } from '@dtlab/runtime/precompile';
+import type { PolicyViolation } from './policy.ts';
 
 /** How a check ended. */
 export type CheckStatus = 'passed' | 'failed' | 'error' | 'timeout' | 'skipped';
@@ -36,7 +37,25 @@ export interface GradingJob {
   checkIds: string[];
   /** What rank workers load instead of compiling TypeScript (compile-cache.ts); absent, they load through tsx. */
   precompiled?: PrecompiledModules;
+  /**
+   * The static policy, checked by the grading process before any check runs
+   * (there, an oversized or pathological source exhausts a process whose
+   * memory is capped, not the grader's); absent when the policy is skipped
+   * (tests of the isolation only).
+   */
+  policy?: { allowedImports: string[] };
+}
+
+/** The static policy's verdict, as the grading process reports it. */
+export interface PolicyResult {
+  violations: PolicyViolation[];
+  durationMs: number;
 }
 
 /** Grading process to grader, over the IPC channel. */
-export type ChildMessage = { type: 'check-started'; id: string } | { type: 'check-done'; result: CheckResult } | { type: 'finished' };
+export type ChildMessage =
+  | { type: 'policy-started' }
+  | { type: 'policy-done'; result: PolicyResult }
+  | { type: 'check-started'; id: string }
+  | { type: 'check-done'; result: CheckResult }
+  | { type: 'finished' };

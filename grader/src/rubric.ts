@@ -10,6 +10,7 @@ import type { CommSummary } from './context.ts';
 import { describeAjvErrors } from './manifest.ts';
 import { writeAtomic } from './atomic.ts';
 import { schemaValidator, type Validator } from './validators.ts';
+import { jsonText, printable } from './text.ts';
 
 export { writeAtomic };
 
@@ -31,7 +32,7 @@ export interface RubricCheck {
 }
 
 /** What a TA should know about a rubric at a glance (see the schema's description of `flags`). */
-export type RubricFlag = 'missing' | 'unreadable' | 'policy' | 'timeout' | 'out-of-memory' | 'crashed' | 'output-truncated' | 'type-errors' | 'policy-skipped';
+export type RubricFlag = 'missing' | 'unreadable' | 'policy' | 'too-large' | 'timeout' | 'out-of-memory' | 'crashed' | 'output-truncated' | 'type-errors' | 'policy-skipped';
 
 /** The rubric of one grading run. */
 export interface Rubric {
@@ -71,24 +72,26 @@ export function validateRubric(r: unknown): asserts r is Rubric {
   if (!validateFn(r)) throw new RubricSchemaError(`BUG: the rubric does not match grader/schema/rubric.schema.json:\n${describeAjvErrors(validateFn.errors).join('\n')}`);
 }
 
-/** Validates `rubric` and writes it to `file` atomically. */
+/** Validates `rubric` and writes it to `file` atomically (control characters escaped: jsonText). */
 export function writeRubric(file: string, rubric: Rubric): void {
   validateRubric(rubric);
-  writeAtomic(file, JSON.stringify(rubric, null, 2) + '\n');
+  writeAtomic(file, jsonText(rubric));
 }
 
 /** Gradescope's results.json for a rubric. Hidden checks become visible once grades are published. */
 export function toGradescope(r: Rubric): Record<string, unknown> {
+  // Students and TAs read these strings on Gradescope's page and in its terminal-like output: printable, newlines kept.
+  const text = (s: string) => printable(s, true);
   return {
     score: r.score,
     execution_time: Math.round(r.durationMs / 1000),
-    output: `${r.exercise}: ${r.status}, ${r.score}/${r.maxScore} (seed ${r.seed}, grader ${r.grader.version})`,
+    output: text(`${r.exercise}: ${r.status}, ${r.score}/${r.maxScore} (seed ${r.seed}, grader ${r.grader.version})`),
     tests: r.checks.map((c) => ({
-      name: `${c.id}: ${c.name}`,
+      name: text(`${c.id}: ${c.name}`),
       score: c.score,
       max_score: c.maxScore,
       status: c.status === 'passed' ? 'passed' : 'failed',
-      output: c.message,
+      output: text(c.message),
       visibility: c.visibility === 'public' ? 'visible' : 'after_published',
     })),
   };

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { launch, type Comm } from '@dtlab/runtime';
-import { tensor, testing, type Tensor } from '@dtlab/tensor';
+import { randn, tensor, testing, type Tensor } from '@dtlab/tensor';
 import { allReduceMean } from '../src/allreduce-mean.ts';
 
 /** Rank r holds [r, r+1, ...] scaled per tensor: easy to average by hand. */
@@ -22,11 +22,20 @@ function expectedMean(n: number): number[][] {
   return all[0]!.map((_, i) => all[0]![i]!.map((_, k) => all.reduce((s, ts) => s + ts[i]![k]!, 0) / n));
 }
 
-async function runMean(n: number): Promise<number[][][]> {
+/**
+ * Rank r holds normal random values: their sums round differently in
+ * different orders, so two ranks that add the same numbers in another order
+ * end with values that differ in the last bits.
+ */
+function randomInputsOf(rank: number): Tensor[] {
+  return [randn([64], { seed: 100 + rank }), randn([3, 5], { seed: 200 + rank })];
+}
+
+async function runMean(n: number, inputs: (rank: number) => Tensor[] = inputsOf): Promise<number[][][]> {
   const result = await launch({
     worldSize: n,
     program: async (comm: Comm) => {
-      const tensors = inputsOf(comm.rank);
+      const tensors = inputs(comm.rank);
       await allReduceMean(comm, tensors);
       return tensors.map((t) => t.toArray());
     },
@@ -47,8 +56,8 @@ describe('allReduceMean', () => {
     });
   }
 
-  it('gives every rank exactly the same values', async () => {
-    const got = await runMean(3);
+  it('gives every rank exactly the same values, bit for bit', async () => {
+    const got = await runMean(4, randomInputsOf);
     for (let rank = 1; rank < got.length; rank++) expect(got[rank], `rank ${rank} differs from rank 0`).toEqual(got[0]);
   });
 });

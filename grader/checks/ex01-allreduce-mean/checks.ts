@@ -11,15 +11,25 @@ import { expectedMeans } from './data.ts';
 const ENTRY = 'src/allreduce-mean.ts';
 const program = { module: programPath(import.meta.url, './programs.ts'), export: 'meanOfRanks' };
 
+/** Runs the submission on `worldSize` ranks; what every rank's tensors hold afterwards. */
+async function runMeans(ctx: CheckContext, worldSize: number, shapes: number[][], seed: number): Promise<Tensor[][]> {
+  const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), seed, shapes], returns: { array: 'tensor', length: shapes.length } });
+  return result.ranks.map((r) => r.value as Tensor[]);
+}
+
+/** Compares every rank's tensors with the exact means (float32 rounding allowed). */
+function expectMeans(ctx: CheckContext, outputs: Tensor[][], shapes: number[][], seed: number): void {
+  const worldSize = outputs.length;
+  const expected = expectedMeans(seed, worldSize, shapes);
+  outputs.forEach((tensors, rank) => {
+    tensors.forEach((t, i) => ctx.expectClose(t, expected[i]!, { rank, label: `tensors[${i}] (shape [${shapes[i]!.join(',')}]) with ${worldSize} rank${worldSize === 1 ? '' : 's'}`, rtol: 1e-6, atol: 1e-6 }));
+  });
+}
+
 /** Runs the submission on `worldSize` ranks and compares every rank's tensors with the exact means. */
 export async function checkMeans(ctx: CheckContext, worldSize: number, shapes: number[][], seed: number): Promise<Tensor[][]> {
-  const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), seed, shapes] });
-  const expected = expectedMeans(seed, worldSize, shapes);
-  const outputs = result.ranks.map((r) => r.value as Tensor[]);
-  outputs.forEach((tensors, rank) => {
-    if (!Array.isArray(tensors) || tensors.length !== shapes.length) ctx.fail(`rank ${rank} returned ${Array.isArray(tensors) ? tensors.length : 'no'} tensors, expected ${shapes.length}`);
-    tensors.forEach((t, i) => ctx.expectClose(t, expected[i]!, { rank, label: `tensors[${i}] (shape [${shapes[i]!.join(',')}]) with ${worldSize} ranks`, rtol: 1e-6, atol: 1e-6 }));
-  });
+  const outputs = await runMeans(ctx, worldSize, shapes, seed);
+  expectMeans(ctx, outputs, shapes, seed);
   return outputs;
 }
 
@@ -31,8 +41,13 @@ export const checks: Record<string, CheckFn> = {
     await checkMeans(ctx, 3, [[5], [3, 2], [1]], ctx.seedFor('data'));
   },
   'ranks-agree': async (ctx) => {
-    const outputs = await checkMeans(ctx, 4, [[6]], ctx.seedFor('data'));
-    // Beyond being close to the mean, data-parallel ranks must hold the same values.
-    outputs.slice(1).forEach((tensors, k) => ctx.expectClose(tensors[0]!, outputs[0]![0]!, { rank: k + 1, label: `tensors[0] compared with rank 0's`, rtol: 0, atol: 0 }));
+    // Values whose sums round differently in different orders (see rankTensors): replicas that
+    // add in another order on each rank differ in the last bits, and data-parallel replicas must not.
+    const shapes = [[64], [3, 5]];
+    const outputs = await runMeans(ctx, 4, shapes, ctx.seedFor('data'));
+    outputs.slice(1).forEach((tensors, k) => tensors.forEach((t, i) => ctx.expectEqual(t, outputs[0]![i]!, { rank: k + 1, label: `tensors[${i}] compared with rank 0's, bit for bit` })));
+    // The same values everywhere, and the mean: a wrong value on every rank alike is still wrong.
+    expectMeans(ctx, outputs, shapes, ctx.seedFor('data'));
+    ctx.note('4 ranks: every rank holds bit for bit the same values, and they are the mean');
   },
 };

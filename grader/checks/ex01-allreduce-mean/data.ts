@@ -5,12 +5,18 @@
  */
 import { Generator, deriveSeed, tensor, type Tensor } from '@dtlab/tensor';
 
-/** Rank `rank`'s tensors of the given shapes: small integers plus quarters, so sums are exact in float32. */
+/**
+ * Rank `rank`'s tensors of the given shapes: normal values in float32, with
+ * all 24 bits of their significands in use, so that the rounding of a sum
+ * depends on the order of its additions. Two ranks that add the same
+ * contributions in different orders then differ in the last bits (replicas
+ * that drift apart), which the checks catch by comparing ranks bit for bit.
+ */
 export function rankTensors(seed: number, rank: number, shapes: number[][]): Tensor[] {
   const gen = new Generator(deriveSeed(seed, rank));
   return shapes.map((shape) => {
     const n = shape.reduce((a, b) => a * b, 1);
-    return tensor(Array.from({ length: n }, () => (gen.int(33) - 16) / 4), { shape });
+    return tensor(Array.from({ length: n }, () => gen.normal() * 3), { shape });
   });
 }
 

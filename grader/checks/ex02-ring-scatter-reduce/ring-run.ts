@@ -43,7 +43,7 @@ export function ringCalls(ctx: CheckContext, worldSize: number, lengths: number[
 }
 
 async function launch(ctx: CheckContext, worldSize: number, lengths: number[], seed: number): Promise<RingCall[]> {
-  const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), seed, lengths] });
+  const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), seed, lengths], returns: { array: 'tensor', length: lengths.length } });
   const sent = Array.from({ length: worldSize }, (_, rank) => splitByFences(result.trace, rank, lengths.length));
   return lengths.map((n, k) => ({
     worldSize,

@@ -4,7 +4,7 @@
  * process) both call these, so the checker knows every rank's gradients
  * without receiving them from student code.
  */
-import { Generator, chunkBounds, deriveSeed, flattenTensors, optim, tensor, type Tensor } from '@dtlab/tensor';
+import { Generator, Tensor, bytesPerElement, chunkBounds, deriveSeed, flattenTensors, optim, tensor } from '@dtlab/tensor';
 
 /** A run of the optimizer on given gradients: parameter shapes, steps, AdamW options. */
 export interface GradSpec {
@@ -12,6 +12,10 @@ export interface GradSpec {
   shapes: number[][];
   steps: number;
   opts: Required<optim.AdamOptions>;
+  /** Parameters (by index) that get no gradient (`.grad` null on every rank) at a step, by step (from 0). */
+  noGrad?: Record<number, number[]>;
+  /** Save a checkpoint (`stateDict()`) after this many steps. */
+  checkpointAfter?: number;
 }
 
 /**
@@ -25,7 +29,7 @@ export const CHECK_OPTIONS: Required<optim.AdamOptions> = { lr: 0.01, betas: [0.
 /** Bytes per element of the parameters and moments (float32). */
 export const BYTES_PER_ELEMENT = 4;
 
-/** Slack allowed above the two shard moments in `retainedBytes(optimizer.state)`, for bookkeeping. */
+/** Slack allowed above the two shard moments in a rank's checkpoint, for bookkeeping (the step count, names). */
 export const STATE_SLACK_BYTES = 4096;
 
 const numel = (shape: number[]) => shape.reduce((a, b) => a * b, 1);
@@ -41,9 +45,13 @@ export function initialParams(spec: GradSpec): Tensor[] {
  * 1/64, so that sums over ranks are exact in float32 and the mean is one
  * rounding, whatever the order of the additions.
  */
-export function rankGrads(spec: GradSpec, rank: number, step: number): Tensor[] {
+export function rankGrads(spec: GradSpec, rank: number, step: number): (Tensor | null)[] {
   const gen = new Generator(deriveSeed(spec.seed, 1 + rank, step));
-  return spec.shapes.map((shape) => tensor(Array.from({ length: numel(shape) }, () => (gen.int(33) - 16) / 1024), { shape }));
+  const none = new Set(spec.noGrad?.[step] ?? []);
+  return spec.shapes.map((shape, i) => {
+    const g = tensor(Array.from({ length: numel(shape) }, () => (gen.int(33) - 16) / 1024), { shape });
+    return none.has(i) ? null : g;
+  });
 }
 
 /** The mean over `worldSize` ranks of `rankGrads` (exact sum, one rounding to float32). */
@@ -51,7 +59,8 @@ export function meanGrads(spec: GradSpec, worldSize: number, step: number): Tens
   const all = Array.from({ length: worldSize }, (_, r) => rankGrads(spec, r, step));
   return spec.shapes.map((shape, i) => {
     const sum = new Float64Array(numel(shape));
-    for (const grads of all) grads[i]!.data().forEach((v, k) => (sum[k]! += v));
+    // A parameter without a gradient counts as a zero gradient (the exercise's contract).
+    for (const grads of all) grads[i]?.data().forEach((v, k) => (sum[k]! += v));
     return tensor(Float32Array.from(sum, (v) => v / worldSize), { shape });
   });
 }
@@ -75,9 +84,36 @@ export function paramCount(shapes: number[][]): number {
 }
 
 /**
- * What `retainedBytes(optimizer.state)` may be on rank `rank`: at least the
- * two moments of its own shard (less means state is kept somewhere the
- * check cannot see), at most two moments of ⌈P/N⌉ elements plus the slack.
+ * The bytes a checkpoint holds, however a submission built it: every
+ * tensor's and typed array's elements, 8 bytes per number, 2 per character of
+ * a string (and of a key), through arrays, objects, Maps and Sets.
+ */
+export function checkpointBytes(value: unknown): number {
+  const seen = new Set<object>();
+  const stack: unknown[] = [value];
+  let bytes = 0;
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (typeof x === 'number' || typeof x === 'bigint') bytes += 8;
+    else if (typeof x === 'string') bytes += 2 * x.length;
+    else if (typeof x === 'boolean') bytes += 1;
+    if (x === null || typeof x !== 'object' || seen.has(x)) continue;
+    seen.add(x);
+    if (x instanceof Tensor) bytes += x.numel * bytesPerElement(x.dtype);
+    else if (ArrayBuffer.isView(x)) bytes += x.byteLength;
+    else if (x instanceof ArrayBuffer) bytes += x.byteLength;
+    else if (x instanceof Map) for (const [k, v] of x) stack.push(k, v);
+    else if (x instanceof Set) for (const v of x) stack.push(v);
+    else if (Array.isArray(x)) stack.push(...x);
+    else for (const [k, v] of Object.entries(x)) stack.push(k, v);
+  }
+  return bytes;
+}
+
+/**
+ * What a rank's checkpoint (`stateDict()`) may hold: at least the two
+ * moments of its own shard (less cannot resume training), at most two
+ * moments of ⌈P/N⌉ elements plus the slack.
  */
 export function stateBytesRange(p: number, worldSize: number, rank: number): { min: number; max: number } {
   const { start, end } = chunkBounds(p, worldSize)[rank]!;

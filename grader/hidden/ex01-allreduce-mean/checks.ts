@@ -34,7 +34,7 @@ export const checks: Record<string, CheckFn> = {
     const names = makeModel({ seed: 0, sizes: [6, 5, 4, 3], batchPerRank: 1, lr: 0 }).namedParameters().map(([n]) => n);
     for (const worldSize of ctx.manifest.worldSizes) {
       const e: Experiment = { seed: ctx.seedFor('experiment', worldSize), sizes: [6, 5, 4, 3], batchPerRank: 4, lr: 0.5 };
-      const result = await ctx.run({ worldSize, program: step, args: [ctx.entry(ENTRY), e] });
+      const result = await ctx.run({ worldSize, program: step, args: [ctx.entry(ENTRY), e], returns: { array: 'tensor' } });
       const expected = singleProcessStep(e, worldSize);
       result.ranks.forEach(({ rank, value }) => {
         const params = value as Tensor[];

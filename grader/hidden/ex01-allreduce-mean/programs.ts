@@ -5,7 +5,6 @@ import { nn, optim, type Tensor } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
 import { loadExport } from '@dtlab/grader/program';
 import { makeModel, miniBatch, type Experiment } from './experiment.ts';
-import { rankTensors } from '../../checks/ex01-allreduce-mean/data.ts';
 
 type AllReduceMean = (comm: Comm, tensors: Tensor[]) => Promise<void>;
 
@@ -21,12 +20,4 @@ export async function dataParallelStep(comm: Comm, entry: string, e: Experiment)
   await allReduceMean(comm, model.parameters().map((p) => p.grad!));
   new optim.SGD(model.parameters(), { lr: e.lr }).step();
   return model.parameters().map((p) => p.detach());
-}
-
-/** Like the public checks' program, for unusual shapes. */
-export async function meanOfRanks(comm: Comm, entry: string, seed: number, shapes: number[][]): Promise<Tensor[]> {
-  const allReduceMean = await loadExport<AllReduceMean>(entry, 'allReduceMean');
-  const tensors = rankTensors(seed, comm.rank, shapes);
-  await allReduceMean(comm, tensors);
-  return tensors;
 }

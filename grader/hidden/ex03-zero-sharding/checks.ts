@@ -24,18 +24,21 @@ import type { CheckContext, CheckFn } from '@dtlab/grader';
 import { programPath } from '@dtlab/grader/program';
 import { makeModel, singleProcessTraining, type Experiment } from './experiment.ts';
 import { BYTES_PER_ELEMENT, CHECK_OPTIONS, STATE_SLACK_BYTES } from '../../checks/ex03-zero-sharding/data.ts';
-import { expectParity, expectStateBytes, shardSizes, type ParamLayout } from '../../checks/ex03-zero-sharding/checks.ts';
+import { expectCheckpointRoundTrip, expectParity, shardSizes, type ParamLayout } from '../../checks/ex03-zero-sharding/checks.ts';
 import type { StepsResult } from '../../checks/ex03-zero-sharding/programs.ts';
 
 const ENTRY = 'src/zero-adamw.ts';
 const program = { module: programPath(import.meta.url, './programs.ts'), export: 'zeroTraining' };
+const resume = { module: programPath(import.meta.url, './programs.ts'), export: 'resumeTraining' };
+/** Every rank checkpoints after this many steps; the memory check resumes from there. */
+const CHECKPOINT_AFTER = 3;
 const SIZES = [16, 63, 47, 10];
 const STEPS = 5;
 const TOLERANCE = { rtol: 1e-4, atol: 1e-5 };
 
 /** The experiment with `worldSize` ranks; its seed depends on the grading seed only, so every check below draws the same one. */
 function experiment(ctx: CheckContext, worldSize: number): Experiment {
-  return { seed: deriveSeed(ctx.seed, 3, worldSize), sizes: SIZES, batchPerRank: 6, steps: STEPS, opts: CHECK_OPTIONS };
+  return { seed: deriveSeed(ctx.seed, 3, worldSize), sizes: SIZES, batchPerRank: 6, steps: STEPS, opts: CHECK_OPTIONS, checkpointAfter: CHECKPOINT_AFTER };
 }
 
 /** One training launch: what every rank returned and the fabric's per-rank traffic. */
@@ -54,7 +57,7 @@ interface TrainingRun {
 function training(ctx: CheckContext, worldSize: number): Promise<TrainingRun> {
   const e = experiment(ctx, worldSize);
   return ctx.shared(`ex03 training ${worldSize} ${e.seed}`, () =>
-    ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), e] }).then((r) => ({ e, outputs: r.ranks.map((o) => o.value as StepsResult), stats: r.stats })),
+    ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), e], returns: { object: { params: { array: 'tensor', length: e.steps } } } }).then((r) => ({ e, outputs: r.ranks.map((o) => o.value as StepsResult), stats: r.stats })),
   );
 }
 
@@ -74,40 +77,63 @@ export const checks: Record<string, CheckFn> = {
     ctx.note(`world sizes ${ctx.manifest.worldSizes.join(', ')}: ${STEPS} steps of every rank match single-process AdamW on the combined batch (rtol ${TOLERANCE.rtol}, atol ${TOLERANCE.atol})`);
   },
   'optimizer-memory': async (ctx) => {
+    const sizes: string[] = [];
     for (const worldSize of ctx.manifest.worldSizes) {
       const { e, outputs } = await training(ctx, worldSize);
-      expectStateBytes(ctx, outputs, paramCount(e));
+      const expected = singleProcessTraining(e, worldSize);
+      const { bytes, resumed } = await expectCheckpointRoundTrip(ctx, {
+        worldSize,
+        p: paramCount(e),
+        checkpointAfter: CHECKPOINT_AFTER,
+        first: outputs,
+        expected,
+        layout: layout(e),
+        tol: TOLERANCE,
+        resume: (checkpoints) => ({ worldSize, program: resume, args: [ctx.entry(ENTRY), e, expected[CHECKPOINT_AFTER - 1]!, checkpoints] }),
+      });
+      // Loading a checkpoint is local: a rank that fetched other ranks' state on load would keep it all after all.
+      expectTraffic(ctx, resumed.stats, paramCount(e), STEPS - CHECKPOINT_AFTER, 'after loading the checkpoint');
+      sizes.push(`N=${worldSize}: ${Math.max(...bytes)} B`);
     }
-    ctx.note(`optimizer state within 2·⌈P/N⌉·4 bytes + ${STATE_SLACK_BYTES} bytes of slack per rank, for every world size and step`);
+    ctx.note(`the largest checkpoint per rank (within 2·⌈P/N⌉·4 bytes + ${STATE_SLACK_BYTES} bytes of slack) · ${sizes.join(' · ')}; from each, fresh optimizers resumed training in parity`);
   },
   'communication-volume': async (ctx) => {
     for (const worldSize of ctx.manifest.worldSizes) {
       const { e, stats } = await training(ctx, worldSize);
-      const p = paramCount(e);
-      // A reduce-scatter and an all-gather of P elements: every rank sends (N-1) chunks in each.
-      // Shards of ⌈P/N⌉ elements bound any rank; and all ranks together must send at least
-      // (N-1)·P elements in each (every rank's gradient must leave it, every shard must reach N-1 ranks).
-      const perRankMax = STEPS * 2 * (worldSize - 1) * Math.ceil(p / worldSize) * BYTES_PER_ELEMENT;
-      const totalMin = STEPS * 2 * (worldSize - 1) * p * BYTES_PER_ELEMENT;
-      // What the ring collectives send, exactly: all chunks but our own, then all but our successor's.
-      const shard = chunkBounds(p, worldSize).map((b) => b.end - b.start);
-      const ring = (r: number) => STEPS * (2 * p - shard[r]! - shard[(r + 1) % worldSize]!) * BYTES_PER_ELEMENT;
-      for (const { rank, bytesSent } of stats) {
-        if (bytesSent > perRankMax) {
-          ctx.fail(
-            `rank ${rank} sent ${bytesSent} bytes in ${STEPS} steps with ${worldSize} ranks (P = ${p}), more than a reduce-scatter and an all-gather of P float32 need: ${STEPS} × 2·(N-1)·⌈P/N⌉·4 = ${perRankMax} (a ring with shards of ${shardSizes(p, worldSize)} sends ${ring(rank)})`,
-            { rank, index: null, expected: `<= ${perRankMax}`, actual: bytesSent, label: `bytes sent by rank ${rank} in ${STEPS} steps` },
-          );
-        }
-      }
-      const total = stats.reduce((s, x) => s + x.bytesSent, 0);
-      if (total < totalMin) {
-        ctx.fail(
-          `with ${worldSize} ranks (P = ${p}) all ranks together sent ${total} bytes in ${STEPS} steps, less than the ${totalMin} bytes (${STEPS} × 2·(N-1)·P·4) that averaging the gradients and gathering the parameters need: part of the exchange is missing`,
-          { rank: null, index: null, expected: `>= ${totalMin}`, actual: total, label: `bytes sent by all ranks in ${STEPS} steps` },
-        );
-      }
+      expectTraffic(ctx, stats, paramCount(e), STEPS, `in ${STEPS} steps`);
     }
     ctx.note(`bytes sent per rank within ${STEPS} × 2·(N-1)·⌈P/N⌉·4, and in total at least ${STEPS} × 2·(N-1)·P·4, for every world size`);
   },
 };
+
+/**
+ * The traffic of `steps` ZeRO-1 steps over P elements: a reduce-scatter and
+ * an all-gather of P elements a step, so every rank sends at most
+ * 2·(N-1)·⌈P/N⌉ elements a step (shards of ⌈P/N⌉ bound any rank), and all
+ * ranks together at least 2·(N-1)·P (every rank's gradient must leave it,
+ * every shard must reach N-1 ranks).
+ */
+function expectTraffic(ctx: CheckContext, stats: RankStats[], p: number, steps: number, when: string): void {
+  const worldSize = stats.length;
+  const perRankMax = steps * 2 * (worldSize - 1) * Math.ceil(p / worldSize) * BYTES_PER_ELEMENT;
+  const totalMin = steps * 2 * (worldSize - 1) * p * BYTES_PER_ELEMENT;
+  // What the ring collectives send, exactly: all chunks but our own, then all but our successor's.
+  const shard = chunkBounds(p, worldSize).map((b) => b.end - b.start);
+  const ring = (r: number) => steps * (2 * p - shard[r]! - shard[(r + 1) % worldSize]!) * BYTES_PER_ELEMENT;
+  const ranks = `${worldSize} rank${worldSize === 1 ? '' : 's'}`;
+  for (const { rank, bytesSent } of stats) {
+    if (bytesSent > perRankMax) {
+      ctx.fail(
+        `rank ${rank} sent ${bytesSent} bytes ${when} with ${ranks} (P = ${p}), more than a reduce-scatter and an all-gather of P float32 need: ${steps} × 2·(N-1)·⌈P/N⌉·4 = ${perRankMax} (a ring with shards of ${shardSizes(p, worldSize)} sends ${ring(rank)})`,
+        { rank, index: null, expected: `<= ${perRankMax}`, actual: bytesSent, label: `bytes sent by rank ${rank} ${when}` },
+      );
+    }
+  }
+  const total = stats.reduce((s, x) => s + x.bytesSent, 0);
+  if (total < totalMin) {
+    ctx.fail(
+      `with ${ranks} (P = ${p}) all ranks together sent ${total} bytes ${when}, less than the ${totalMin} bytes (${steps} × 2·(N-1)·P·4) that averaging the gradients and gathering the parameters need: part of the exchange is missing`,
+      { rank: null, index: null, expected: `>= ${totalMin}`, actual: total, label: `bytes sent by all ranks ${when}` },
+    );
+  }
+}

@@ -12,6 +12,8 @@ export interface Experiment {
   batchPerRank: number;
   steps: number;
   opts: Required<optim.AdamOptions>;
+  /** Every rank saves a checkpoint (`stateDict()`) after this many steps. */
+  checkpointAfter: number;
 }
 
 /** The model every rank starts from (the same on all ranks: same seed). */

@@ -2,30 +2,54 @@
  * Rank programs of the ex03 hidden checks (run in the rank workers).
  */
 import type { Comm } from '@dtlab/runtime';
-import { retainedBytes } from '@dtlab/runtime';
-import { flattenTensors, nn } from '@dtlab/tensor';
+import { flattenTensors, nn, noGrad, unflattenTensors, type Tensor } from '@dtlab/tensor';
 import { loadExport } from '@dtlab/grader/program';
 import { makeModel, miniBatch, type Experiment } from './experiment.ts';
 import type { StepsResult, ZeroAdamWClass } from '../../checks/ex03-zero-sharding/programs.ts';
 
+/** One data-parallel training step on this rank's mini-batch: local gradients of the cross-entropy mean, then `optimizer.step()`. */
+async function trainStep(comm: Comm, model: nn.MLP, optimizer: { step(): Promise<void> }, e: Experiment, s: number): Promise<void> {
+  const { x, y } = miniBatch(e, comm.rank, s);
+  model.zeroGrad();
+  nn.crossEntropy(model.forward(x), y).backward();
+  await optimizer.step();
+}
+
 /**
- * Data-parallel training with the submission's ZeroAdamW: each step, local
- * gradients of the cross-entropy mean on this rank's mini-batch, then
- * `optimizer.step()`. Returns, after each step, the parameters and
- * `retainedBytes(optimizer.state)`.
+ * Data-parallel training with the submission's ZeroAdamW. Returns the
+ * parameters after each step, and the checkpoint (`stateDict()`) saved after
+ * `e.checkpointAfter` steps.
  */
 export async function zeroTraining(comm: Comm, entry: string, e: Experiment): Promise<StepsResult> {
   const ZeroAdamW = await loadExport<ZeroAdamWClass>(entry, 'ZeroAdamW');
   const model = makeModel(e);
   const optimizer = new ZeroAdamW(comm, model.parameters(), e.opts);
-  const out: StepsResult = { params: [], stateBytes: [] };
+  const out: StepsResult = { params: [] };
   for (let s = 0; s < e.steps; s++) {
-    const { x, y } = miniBatch(e, comm.rank, s);
-    model.zeroGrad();
-    nn.crossEntropy(model.forward(x), y).backward();
-    await optimizer.step();
+    await trainStep(comm, model, optimizer, e, s);
     out.params.push(flattenTensors(model.parameters()));
-    out.stateBytes.push(retainedBytes(optimizer.state));
+    if (s + 1 === e.checkpointAfter) out.checkpoint = optimizer.stateDict();
+  }
+  return out;
+}
+
+/**
+ * Training resumed from the checkpoints, on workers that never ran the
+ * submission: the model at the reference parameters after
+ * `e.checkpointAfter` steps, a fresh optimizer that loads this rank's
+ * checkpoint, then the remaining steps. Returns the parameters after each.
+ */
+export async function resumeTraining(comm: Comm, entry: string, e: Experiment, start: Tensor, checkpoints: unknown[]): Promise<StepsResult> {
+  const ZeroAdamW = await loadExport<ZeroAdamWClass>(entry, 'ZeroAdamW');
+  const model = makeModel(e);
+  const values = unflattenTensors(start, model.parameters().map((p) => [...p.shape]));
+  noGrad(() => model.parameters().forEach((p, i) => p.copy_(values[i]!)));
+  const optimizer = new ZeroAdamW(comm, model.parameters(), e.opts);
+  optimizer.loadStateDict(checkpoints[comm.rank]);
+  const out: StepsResult = { params: [] };
+  for (let s = e.checkpointAfter; s < e.steps; s++) {
+    await trainStep(comm, model, optimizer, e, s);
+    out.params.push(flattenTensors(model.parameters()));
   }
   return out;
 }

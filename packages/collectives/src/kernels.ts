@@ -140,8 +140,17 @@ interface WasmApi {
   Instance: new (module: object) => { exports: Record<string, unknown> };
 }
 
-/** The compiled kernels, or null where WebAssembly SIMD is missing (then the reference loop runs). */
-const simd: Simd | null = (() => {
+/**
+ * The compiled kernels, or null where WebAssembly SIMD is missing (then the
+ * reference loop runs). Compiled on first use, not when the module loads: a
+ * rank worker loads this package whether or not it reduces anything.
+ */
+let compiled: Simd | null | undefined;
+function kernels(): Simd | null {
+  return (compiled ??= compileKernels());
+}
+
+function compileKernels(): Simd | null {
   try {
     const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
     const { exports } = new wasm.Instance(new wasm.Module(moduleBytes()));
@@ -154,14 +163,14 @@ const simd: Simd | null = (() => {
   } catch {
     return null;
   }
-})();
+}
 
 /** Below this many elements the copies in and out cost more than they save. */
 export const MIN_FAST = 1024;
 
 /** True when `addInto` takes the WebAssembly path for these arrays. */
 export function usesSimd(acc: TypedArray, x: TypedArray): boolean {
-  return simd !== null && acc.length >= MIN_FAST && x.constructor === acc.constructor && (acc instanceof Float32Array || acc instanceof Float64Array);
+  return acc.length >= MIN_FAST && kernels() !== null && x.constructor === acc.constructor && (acc instanceof Float32Array || acc instanceof Float64Array);
 }
 
 /**
@@ -169,7 +178,7 @@ export function usesSimd(acc: TypedArray, x: TypedArray): boolean {
  * the SIMD part stopped (the rest is shorter than one vector).
  */
 function simdAdd(acc: Float32Array | Float64Array, x: Float32Array | Float64Array): number {
-  const s = simd!;
+  const s = kernels()!;
   const isF32 = acc instanceof Float32Array;
   const [a, b] = isF32 ? s.f32 : s.f64;
   const add = isF32 ? s.add.f32 : s.add.f64;

@@ -18,6 +18,13 @@ import { FlatBuffer, chunkBounds, noGrad, zeros, type ChunkBound, type Tensor, t
 import type { Comm } from '@dtlab/runtime';
 import { allGather, reduceScatter } from '@dtlab/collectives';
 
+/**
+ * A checkpoint of one rank's optimizer state (`stateDict()`): what a sharded
+ * checkpoint holds per rank in DeepSpeed or FSDP. It has the same fields as
+ * ZeroState; its tensors are copies.
+ */
+export type ZeroStateDict = ZeroState;
+
 /** All the optimizer state one rank keeps: the step count and the two moments of its shard, nothing else. */
 export interface ZeroState {
   /** Steps taken so far; the bias corrections use it. */
@@ -49,10 +56,11 @@ export interface ZeroState {
  */
 export class ZeroAdamW {
   /**
-   * All the optimizer state this rank keeps, and only that: the grader
-   * measures `retainedBytes(optimizer.state)` and expects about
-   * 2 moments × ⌈P/N⌉ elements × 4 bytes. Keep no parameters, gradients or
-   * communication buffers in it (and no optimizer state anywhere else).
+   * All the optimizer state this rank keeps, and only that: 2 moments ×
+   * ⌈P/N⌉ elements × 4 bytes, about, instead of 2·P. Keep no parameters,
+   * gradients or communication buffers in it, and no optimizer state
+   * anywhere else: a checkpoint (`stateDict()`) must be all a fresh
+   * optimizer needs to go on training exactly as this one would.
    */
   readonly state: ZeroState;
   /** The options with their defaults filled in (those of AdamW: lr 1e-3, betas (0.9, 0.999), eps 1e-8, weightDecay 1e-2). */
@@ -98,6 +106,33 @@ export class ZeroAdamW {
     // Every rank needs the whole model for the next forward pass.
     const full = await allGather(this.comm, shard, { counts: this.shards.map((b) => b.end - b.start) });
     noGrad(() => this.flat.buffer.copy_(full));
+  }
+
+  /**
+   * A checkpoint of this rank's optimizer state: the step count and copies
+   * of the moments of its shard (a sharded checkpoint, as DeepSpeed and
+   * FSDP save one file per rank). Training resumes from it with
+   * `loadStateDict`, on a fresh optimizer of the same rank and world size.
+   */
+  stateDict(): ZeroStateDict {
+    return { step: this.state.step, expAvg: this.state.expAvg.clone(), expAvgSq: this.state.expAvgSq.clone() };
+  }
+
+  /**
+   * Restores the state `stateDict()` returned on this rank (of an optimizer
+   * over parameters of the same shapes, with the same world size): the next
+   * `step()` then does exactly what the saved optimizer's would have.
+   */
+  loadStateDict(dict: ZeroStateDict): void {
+    const n = this.state.expAvg.numel;
+    if (dict.expAvg.numel !== n || dict.expAvgSq.numel !== n) {
+      throw new RangeError(`rank ${this.comm.rank}: loadStateDict: the checkpoint's moments have ${dict.expAvg.numel} and ${dict.expAvgSq.numel} elements, but this rank's shard has ${n}: load the checkpoint of the same rank, saved with the same world size`);
+    }
+    this.state.step = dict.step;
+    noGrad(() => {
+      this.state.expAvg.copy_(dict.expAvg.reshape([n]));
+      this.state.expAvgSq.copy_(dict.expAvgSq.reshape([n]));
+    });
   }
 }
 

@@ -4,7 +4,7 @@
 // run beside the submission, compute with what the course wrote and nothing a
 // submission put in its place.
 //
-// - harden(root): freezes `root` and everything reachable from it through own
+// - harden(...roots): freezes the roots and everything reachable from them through own
 //   properties and prototypes: functions with their prototypes and statics,
 //   namespaces, plain objects. Typed arrays, whose elements cannot be frozen,
 //   are left as they are.
@@ -37,10 +37,14 @@ function isPrototypeObject(x) {
   return d !== undefined && 'value' in d && typeof d.value === 'function' && d.value.prototype === x;
 }
 
-/** Freezes `root` and everything reachable from it (see the top of this file). */
-function harden(root) {
+/**
+ * Freezes each of `roots` and everything reachable from them (see the top of
+ * this file), in one walk: the intrinsics every root leads to (Object,
+ * Function.prototype...) are walked once, not once per root.
+ */
+function harden(...roots) {
   const seen = new Set();
-  const stack = [root];
+  const stack = [...roots];
   while (stack.length > 0) {
     const x = stack.pop();
     if (x === null || (typeof x !== 'object' && typeof x !== 'function') || seen.has(x)) continue;

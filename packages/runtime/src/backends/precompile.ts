@@ -23,7 +23,7 @@
  * esbuild (the compiler inside tsx) does the compiling; it is loaded only
  * when one of these functions runs.
  */
-import { createRequire } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -138,11 +138,21 @@ export async function buildWorkerBundle(spec: WorkerBundleSpec): Promise<WorkerB
   refuseIfConfined('compile code');
   const { build } = compiler();
   const listed = new Set(spec.packages);
-  // Bare names that were not asked for (node:fs, ajv, the grader's own index...) stay outside the bundle.
+  // Bare names that were not asked for (node:fs, @babel/parser, the grader's own index...) stay outside the
+  // bundle. A package is then required by the path it resolves to from the module that imports it: the
+  // bundle lives elsewhere (.grading/compiled/, say), from where the name would not resolve.
   const outside: Esbuild.Plugin = {
     name: 'dtlab-outside',
     setup(b) {
-      b.onResolve({ filter: /^[^./]/ }, (args) => (isAbsolute(args.path) || listed.has(args.path) ? undefined : { path: args.path, external: true }));
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (isAbsolute(args.path) || listed.has(args.path)) return undefined;
+        if (args.path.startsWith('node:') || builtinModules.includes(args.path)) return { path: args.path, external: true };
+        try {
+          return { path: createRequire(join(args.resolveDir, 'importer.js')).resolve(args.path), external: true };
+        } catch {
+          return { path: args.path, external: true };
+        }
+      });
     },
   };
   const courseRoots = [WORKER_MAIN, ...spec.packages];

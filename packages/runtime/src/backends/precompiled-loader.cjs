@@ -159,6 +159,13 @@ function install({ bundle, modules = {}, untrusted } = {}) {
 /** Globals a confined thread does without: the host, and what an eval-started worker leaves on the global object. */
 const REMOVED_GLOBALS = ['process', 'require', 'module', 'exports', '__filename', '__dirname'];
 
+/**
+ * Of the globals Node loads on first use, those a confined rank keeps (the
+ * course's code and a submission may use them); the others (web streams,
+ * fetch's classes, web crypto, Blob...) are removed.
+ */
+const LAZY_GLOBALS_KEPT = new Set(['performance', 'TextEncoder', 'TextDecoder', 'AbortController', 'AbortSignal', 'DOMException', 'atob', 'btoa', 'Buffer']);
+
 /** Globals that open a channel the fabric does not see: to other threads, or to the network. */
 const UNCONFINED_GLOBALS = ['BroadcastChannel', 'MessageChannel', 'MessagePort', 'fetch', 'WebSocket', 'EventSource'];
 
@@ -213,16 +220,20 @@ function confine() {
   Object.defineProperty(globalThis, 'console', { value: console, writable: false, configurable: false, enumerable: false });
   Object.defineProperty(Error, 'prepareStackTrace', { value: prepare, writable: false, configurable: false });
   for (const proto of overridablePrototypes()) tameOverrides(proto);
-  // Node defines some globals (performance, DOMException, crypto...) as getters that load them on
-  // first use and then redefine themselves: load them all now, while they may still be redefined.
+  // Node defines many globals (performance, streams, crypto...) as getters that load them on first
+  // use and then redefine themselves. Those a rank may use are loaded now, while they may still be
+  // redefined; the rest (loading them all costs more than the rest of a worker's start) are removed.
   for (const key of Reflect.ownKeys(globalThis)) {
     const d = Reflect.getOwnPropertyDescriptor(globalThis, key);
-    if (d && d.get) {
-      try {
-        d.get.call(globalThis);
-      } catch {
-        // one that cannot load is left as it is
-      }
+    if (!d || !d.get) continue;
+    if (!LAZY_GLOBALS_KEPT.has(key)) {
+      delete globalThis[key];
+      continue;
+    }
+    try {
+      d.get.call(globalThis);
+    } catch {
+      delete globalThis[key];
     }
   }
   // Every global binding, read-only; every value reached from one, frozen.
@@ -232,21 +243,15 @@ function confine() {
     if ('value' in d) Object.defineProperty(globalThis, key, { value: d.value, writable: false, configurable: false, enumerable: d.enumerable });
     else Object.defineProperty(globalThis, key, { get: d.get, set: undefined, configurable: false, enumerable: d.enumerable });
   }
-  for (const key of Reflect.ownKeys(globalThis)) {
+  const globals = Reflect.ownKeys(globalThis).flatMap((key) => {
     const d = Reflect.getOwnPropertyDescriptor(globalThis, key);
-    if (!d) continue;
-    const value = 'value' in d ? d.value : d.get?.call(globalThis);
-    if (value !== globalThis) harden(value);
-  }
-  harden(Object.getPrototypeOf(async () => {})); // AsyncFunction.prototype
-  harden(Object.getPrototypeOf(function* () {})); // GeneratorFunction.prototype
-  harden(Object.getPrototypeOf(async function* () {})); // AsyncGeneratorFunction.prototype
-  harden(Object.getPrototypeOf([][Symbol.iterator]())); // %ArrayIteratorPrototype%
-  harden(Object.getPrototypeOf(new Map()[Symbol.iterator]()));
-  harden(Object.getPrototypeOf(new Set()[Symbol.iterator]()));
-  harden(Object.getPrototypeOf(''[Symbol.iterator]()));
-  harden(Object.getPrototypeOf(/x/[Symbol.matchAll]('')));
-  for (const exp of [...course, ...loadedCourseExports]) harden(exp);
+    const value = !d ? undefined : 'value' in d ? d.value : d.get?.call(globalThis);
+    return value === globalThis ? [] : [value];
+  });
+  // Prototypes no global names.
+  const hidden = [async () => {}, function* () {}, async function* () {}].map((f) => Object.getPrototypeOf(f));
+  const iterators = [[][Symbol.iterator](), new Map()[Symbol.iterator](), new Set()[Symbol.iterator](), ''[Symbol.iterator](), /x/[Symbol.matchAll]('')].map((i) => Object.getPrototypeOf(i));
+  harden(...globals, ...hidden, ...iterators, ...course, ...loadedCourseExports);
   loadedCourseExports.length = 0;
   // For the runtime: a WorkerPool made here would start workers that are not confined (pool.ts).
   Object.defineProperty(globalThis, Symbol.for('dtlab.confined'), { value: true, writable: false, configurable: false });
