@@ -40,7 +40,7 @@ export function formatReport(r: Rubric, opts: { color: boolean; title?: string; 
       const d = ch.divergence;
       lines.push(c.cyan(`        first wrong value: ${d.rank !== null ? `rank ${d.rank}, ` : ''}${d.label ? `${p(d.label)}, ` : ''}index ${JSON.stringify(d.index)}: expected ${p(d.expected)}, actual ${p(d.actual)}`));
     }
-    if (ch.comm && ch.status !== 'skipped') lines.push(c.dim(`        communication: ${ch.comm.messages} messages, ${formatBytes(ch.comm.bytes)}, virtual time ${formatUs(ch.comm.virtualTimeUs)}`));
+    if (ch.comm && ch.status !== 'skipped') lines.push(c.dim(`        communication: ${ch.comm.messages} message${ch.comm.messages === 1 ? '' : 's'}, ${formatBytes(ch.comm.bytes)}, virtual time ${formatUs(ch.comm.virtualTimeUs)}`));
   }
   lines.push('');
   const hidden = r.checks.filter((x) => x.visibility === 'hidden');

@@ -7,6 +7,7 @@
  */
 import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
+import { realpathSync } from 'node:fs';
 import { join, relative, resolve, sep } from 'node:path';
 import type TypeScript from 'typescript';
 import type { TypeCheckRequest, TypeCheckResponse } from './typecheck.ts';
@@ -36,12 +37,32 @@ function compilerOptions(tsconfig: string): TypeScript.CompilerOptions {
   return options;
 }
 
+// Real paths of the files the compiler asked about (it asks about each many times). Cleared per check:
+// the submission's copy changes from check to check.
+const realPaths = new Map<string, string | null>();
+
+/** The real path of `f` (links resolved), or null when it does not exist. */
+function realOrNull(f: string): string | null {
+  const key = resolve(f);
+  let real = realPaths.get(key);
+  if (real === undefined) {
+    try {
+      real = realpathSync(key);
+    } catch {
+      real = null;
+    }
+    realPaths.set(key, real);
+  }
+  return real;
+}
+
 function sourceFilesUnder(dir: string): string[] {
   return ts.sys.readDirectory(dir, ['.ts', '.mts', '.cts', '.tsx'], ['**/node_modules'], undefined);
 }
 
 function check(req: TypeCheckRequest): TypeCheckResponse {
   const started = performance.now();
+  realPaths.clear();
   const options = compilerOptions(req.tsconfig);
   const srcDir = join(req.dir, 'src');
   const inSubmission = (f: string) => f.startsWith(req.dir + sep) || f.startsWith(req.dir + '/');
@@ -49,12 +70,28 @@ function check(req: TypeCheckRequest): TypeCheckResponse {
   // A submission may name any file in a `/// <reference>` or an `import type`, and the compiler's
   // errors would quote what it found there (hidden checks, solutions, other submissions): files
   // outside the readable folders do not exist for it.
-  const folders = req.readable.map((d) => resolve(d) + sep);
-  const mayRead = (f: string) => req.readableFiles.includes(resolve(f)) || folders.some((d) => resolve(f).startsWith(d));
+  // Compared by real path, both sides: a link inside a readable folder (node_modules/@dtlab/grader is one,
+  // to grader/, which holds hidden/) must not lead outside the folders that may be read.
+  const folders = req.readable.map((d) => realOrNull(d)).filter((d): d is string => d !== null).map((d) => d + sep);
+  const files = new Set(req.readableFiles.map((f) => realOrNull(f)).filter((f): f is string => f !== null));
+  const mayRead = (f: string) => {
+    const real = realOrNull(f);
+    return real !== null && (files.has(real) || folders.some((d) => real.startsWith(d) || real + sep === d));
+  };
   const fileExists = host.fileExists.bind(host);
   const readFile = host.readFile.bind(host);
   host.fileExists = (f) => mayRead(f) && fileExists(f);
   host.readFile = (f) => (mayRead(f) ? readFile(f) : undefined);
+  // A folder on the way up to a readable one exists for it too (the compiler walks up to find
+  // package.json files); only readable folders may be listed.
+  const onTheWay = (d: string) => {
+    const real = realOrNull(d);
+    return real !== null && folders.some((f) => f.startsWith(real.endsWith(sep) ? real : real + sep));
+  };
+  const directoryExists = host.directoryExists?.bind(host);
+  if (directoryExists) host.directoryExists = (d) => (mayRead(d) || onTheWay(d)) && directoryExists(d);
+  const getDirectories = host.getDirectories?.bind(host);
+  if (getDirectories) host.getDirectories = (d) => (mayRead(d) ? getDirectories(d) : []);
   const getSourceFile = host.getSourceFile.bind(host);
   host.getSourceFile = (fileName, languageVersionOrOptions, onError, shouldCreate) => {
     if (!mayRead(fileName)) return undefined;

@@ -41,7 +41,9 @@ describe('names from submissions in what a TA reads', () => {
     expect(csvField(' =1+1')).toBe("' =1+1");
     expect(csvField('@SUM(A1)')).toBe("'@SUM(A1)");
     expect(csvField('x;=1+1')).toBe('"x;=1+1"');
-    expect(csvField('a\u2028b')).toBe('"a\u2028b"');
+    // A line separator (or any control character) in a name is shown as an escape, so it splits nothing.
+    expect(csvField('a\u2028b')).toBe('a\\u{2028}b');
+    expect(csvField('eve\u001b[2Kmallory')).toBe('eve\\u{1b}[2Kmallory');
     expect(csvField('a"b,c')).toBe('"a""b,c"');
     expect(csvField('alice')).toBe('alice');
   });

@@ -113,9 +113,10 @@ describe('grading a class', () => {
   it('writes the summary: counts, distributions, slowest and failing', () => {
     const s = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
     expect(s.pairs).toEqual({ expected: 8, graded: 8, pending: 0 });
-    expect(s.status).toEqual({ passed: 3, failed: 3, error: 0, missing: 2 });
+    // Missing and refused submissions are counted as such, not as graded and failed, at the top and per exercise.
+    expect(s.status).toEqual({ passed: 3, failed: 1, error: 0, missing: 2, unreadable: 2 });
     expect(s.exercises.ex01.distribution).toEqual(expect.arrayContaining([{ score: 10, count: 2 }]));
-    expect(s.exercises.ex02).toMatchObject({ graded: 4, passed: 1, missing: 2, maxScore: 14 });
+    expect(s.exercises.ex02).toMatchObject({ graded: 1, passed: 1, failed: 0, missing: 2, unreadable: 1, maxScore: 14, mean: 14 });
     expect(s.slowest.length).toBe(4);
     expect(s.failing.map((f: { student: string; exercise: string }) => `${f.student}/${f.exercise}`).sort()).toEqual(['bob/ex01', 'dave/ex01', 'dave/ex02']);
   });

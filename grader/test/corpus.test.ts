@@ -74,7 +74,10 @@ const EXPECTED: Record<string, Verdict> = {
   'patches-float32': { status: 'failed', score: 0, policy: 'failed', message: /assigning to a property of a prototype is not allowed/, flags: ['policy'] },
   'imports-collectives': { status: 'failed', score: 0, policy: 'failed', message: /import of '@dtlab\/collectives' is not allowed in this exercise/, flags: ['policy'] },
   'returns-nan': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /4 of 4 elements are wrong \(max \|diff\| NaN/ },
-  'wrong-shapes': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0 returned 1 tensors, expected 2/ },
+  // Empties the list after averaging its tensors in place: the caller's tensors (a model's .grad) hold the mean, which is all the contract asks.
+  'wrong-shapes': { status: 'passed', score: 'max', policy: 'passed', message: /allowed imports/ },
+  // Puts new tensors in the list instead of changing the given ones in place: a model's .grad never sees the mean.
+  'replaces-not-in-place': { status: 'failed', score: 0, policy: 'passed', checks: { 'two-ranks': 'failed' }, message: /rank 0, tensors\[0\] .*elements are wrong/ },
   'missing-exercise': { status: 'failed', score: 0, message: /no ex01-allreduce-mean \(or ex01\) folder in the submission/, flags: ['missing'] },
   'no-src': { status: 'failed', score: 0, policy: 'failed', message: /has no src\/ folder/, flags: ['policy'] },
   // Past the static policy, stopped by the confinement of the grading process and its rank workers.
@@ -138,7 +141,7 @@ describe('the bad-submission corpus, graded in one batch', () => {
 
   it('lets no cheat score: only the correct submissions have points', () => {
     const scored = result.gradebook.rows.filter((r) => r.total > 0).map((r) => r.student);
-    expect(scored.sort()).toEqual(['control', 'stdout-50mb', 'type-error', 'type-peeks-at-hidden']);
+    expect(scored.sort()).toEqual(['control', 'stdout-50mb', 'type-error', 'type-peeks-at-hidden', 'wrong-shapes']);
     expect(result.gradebook.rows.find((r) => r.student === 'control')!.total).toBe(MAX);
   });
 
@@ -162,8 +165,17 @@ describe('the bad-submission corpus, graded in one batch', () => {
     expect(csv).toContain(`control,${MAX},${MAX},${MAX},complete,`);
     expect(csv).toContain('missing-exercise,0,0,4,complete,ex01:missing');
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
-    expect(summary.pairs).toEqual({ expected: 41, graded: 41, pending: 0 });
-    expect(summary.status).toEqual({ passed: 4, failed: 36, error: 0, missing: 1 });
+    // The counts follow from the expected verdicts: every fixture is one pair.
+    const verdicts = Object.values(EXPECTED);
+    const count = (f: (v: Verdict) => boolean) => verdicts.filter(f).length;
+    expect(summary.pairs).toEqual({ expected: verdicts.length, graded: verdicts.length, pending: 0 });
+    expect(summary.status).toEqual({
+      passed: count((v) => v.status === 'passed'),
+      failed: count((v) => v.status === 'failed' && !v.flags?.includes('missing')),
+      error: count((v) => v.status === 'error'),
+      missing: count((v) => v.flags?.includes('missing') === true),
+      unreadable: 0,
+    });
     expect(summary.failing.map((f: { student: string }) => f.student)).toContain('loop-at-import');
   });
 });

@@ -91,7 +91,7 @@ export function expectScheduleBytes(ctx: CheckContext, calls: RingCall[]): void 
       const off = messages.findIndex((e, s) => s >= steps || e.bytes !== chunkSize(call, sendAt(s)) * BYTES);
       const at =
         off < 0 || off >= steps
-          ? `; it sent ${messages.length} messages where the schedule has ${steps} steps`
+          ? `; it sent ${messages.length} message${messages.length === 1 ? '' : 's'} where the schedule has ${steps} step${steps === 1 ? '' : 's'}`
           : `; its message at step ${off} carried ${messages[off]!.count} ${messages[off]!.dtype} elements, where the schedule sends ${chunkName(call, sendAt(off))}, ${chunkSize(call, sendAt(off))} float32 elements`;
       ctx.fail(`${setting(call)} (${call.n * BYTES} B a rank): rank ${rank} sent ${actual} B, expected ${expected} B, every chunk but its own ${chunkName(call, rank)}, which is (N-1)/N of the buffer up to chunk rounding${at}`, {
         rank, index: off >= 0 && off < steps ? off : null, expected, actual, label: `bytes sent by rank ${rank} ${setting(call)}`,

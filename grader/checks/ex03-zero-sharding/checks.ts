@@ -46,7 +46,7 @@ export function expectParity(ctx: CheckContext, outputs: StepsResult[], expected
     const wantParams = unflattenTensors(want, layout.shapes);
     outputs.forEach((out, rank) => {
       const got = out.params[s];
-      if (!got || got.numel !== want.numel) ctx.fail(`rank ${rank}: no parameters after step ${firstStep + s + 1} with ${worldSize} ranks`, { rank, index: null, expected: `${want.numel} elements`, actual: got ? `${got.numel} elements` : 'none', label: 'parameters' });
+      if (!got || got.numel !== want.numel) ctx.fail(`rank ${rank}: no parameters after step ${firstStep + s + 1} with ${worldSize} rank${worldSize === 1 ? '' : 's'}`, { rank, index: null, expected: `${want.numel} elements`, actual: got ? `${got.numel} elements` : 'none', label: 'parameters' });
       unflattenTensors(got, layout.shapes).forEach((g, i) =>
         ctx.expectClose(g, wantParams[i]!, { rank, label: `${layout.names[i]} after step ${firstStep + s + 1} with ${worldSize} rank${worldSize === 1 ? '' : 's'}`, ...tol }),
       );
@@ -116,7 +116,7 @@ export interface RoundTrip {
 export async function expectCheckpointRoundTrip(ctx: CheckContext, t: RoundTrip): Promise<{ bytes: number[]; resumed: LaunchResult }> {
   const k = t.checkpointAfter;
   const checkpoints = t.first.map((o, rank) => {
-    if (o.checkpoint === undefined) ctx.fail(`rank ${rank}: stateDict() returned nothing after step ${k} with ${t.worldSize} ranks: it must return this rank's optimizer state (see ZeroStateDict)`, { rank, index: null, expected: 'a checkpoint', actual: 'undefined', label: 'stateDict()' });
+    if (o.checkpoint === undefined) ctx.fail(`rank ${rank}: stateDict() returned nothing after step ${k} with ${t.worldSize} rank${t.worldSize === 1 ? '' : 's'}: it must return this rank's optimizer state (see ZeroStateDict)`, { rank, index: null, expected: 'a checkpoint', actual: 'undefined', label: 'stateDict()' });
     return o.checkpoint;
   });
   const bytes = expectCheckpointBytes(ctx, checkpoints, t.p, k);

@@ -39,7 +39,7 @@ export const checks: Record<string, CheckFn> = {
       result.ranks.forEach(({ rank, value }) => {
         const params = value as Tensor[];
         expected.forEach((p, i) =>
-          ctx.expectClose(params[i]!, p, { rank, label: `${names[i]} after one data-parallel SGD step with ${worldSize} ranks`, rtol: 1e-5, atol: 1e-6 }),
+          ctx.expectClose(params[i]!, p, { rank, label: `${names[i]} after one data-parallel SGD step with ${worldSize} rank${worldSize === 1 ? '' : 's'}`, rtol: 1e-5, atol: 1e-6 }),
         );
       });
     }

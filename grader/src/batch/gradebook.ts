@@ -15,6 +15,7 @@ import type { Rubric } from '../rubric.ts';
 import { writeAtomic } from '../rubric.ts';
 import { listRubrics, type FoundRubric } from './layout.ts';
 import { readRecord, type BatchRecord } from './record.ts';
+import { bounded, jsonText, printable } from '../text.ts';
 
 /** One student's row. */
 export interface GradebookRow {
@@ -33,7 +34,10 @@ export interface ExerciseSummary {
   passed: number;
   failed: number;
   error: number;
+  /** Pairs with no folder for the exercise: not in graded, failed or the statistics. */
   missing: number;
+  /** Pairs whose zip was refused: not in graded, failed or the statistics either. */
+  unreadable: number;
   maxScore: number;
   mean: number | null;
   median: number | null;
@@ -52,7 +56,7 @@ export interface Summary {
   shard: string;
   students: number;
   pairs: { expected: number; graded: number; pending: number };
-  status: { passed: number; failed: number; error: number; missing: number };
+  status: { passed: number; failed: number; error: number; missing: number; unreadable: number };
   exercises: Record<string, ExerciseSummary>;
   /** The ten slowest gradings. */
   slowest: { student: string; exercise: string; durationMs: number; status: string }[];
@@ -71,11 +75,20 @@ export interface Gradebook {
 const round = (x: number) => Math.round(x * 100) / 100;
 const exerciseId = (folder: string) => folder.slice(0, 4);
 
-/** The first reason a rubric did not pass, in one line. */
+/**
+ * The first reason a rubric did not pass, in one line: the first check that
+ * failed, with its whole message (lines joined by ' · ': a policy failure's
+ * first line only announces the violations that follow it), bounded.
+ */
 function reason(r: Rubric): string {
   const c = r.checks.find((x) => x.status !== 'passed' && x.status !== 'skipped') ?? r.checks.find((x) => x.status !== 'passed');
-  const text = c ? `${c.id}: ${c.status}: ${c.message.split('\n')[0]}` : (r.notes?.[0] ?? r.status);
-  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
+  const text = c ? `${c.id}: ${c.status}: ${c.message.split('\n').filter(Boolean).join(' · ')}` : (r.notes?.[0] ?? r.status);
+  return bounded(text, 400);
+}
+
+/** A pair with nothing of the student's graded: no folder for the exercise, or a zip that was refused. */
+function placeholder(r: Rubric): boolean {
+  return r.flags?.includes('missing') === true || r.flags?.includes('unreadable') === true;
 }
 
 function rowFlags(ex: string, r: Rubric): string[] {
@@ -134,18 +147,21 @@ export function buildGradebook(found: readonly FoundRubric[], record: BatchRecor
 
   const exerciseSummaries: Record<string, ExerciseSummary> = {};
   for (const ex of exercises) {
-    const rs = rows.map((row) => row.rubrics[ex]).filter((r): r is Rubric => r !== null);
+    const present = rows.map((row) => row.rubrics[ex]).filter((r): r is Rubric => r !== null);
+    // Statistics of what students handed in: a missing or refused submission is counted as such, not as graded and failed.
+    const rs = present.filter((r) => !placeholder(r));
     const scores = rs.map((r) => r.score);
     const counts = new Map<number, number>();
     for (const s of scores) counts.set(s, (counts.get(s) ?? 0) + 1);
     const flagCounts: Record<string, number> = {};
-    for (const r of rs) for (const f of r.flags ?? []) flagCounts[f] = (flagCounts[f] ?? 0) + 1;
+    for (const r of present) for (const f of r.flags ?? []) flagCounts[f] = (flagCounts[f] ?? 0) + 1;
     exerciseSummaries[ex] = {
       graded: rs.length,
       passed: rs.filter((r) => r.status === 'passed').length,
       failed: rs.filter((r) => r.status === 'failed').length,
       error: rs.filter((r) => r.status === 'error').length,
-      missing: rs.filter((r) => r.flags?.includes('missing')).length,
+      missing: present.filter((r) => r.flags?.includes('missing')).length,
+      unreadable: present.filter((r) => r.flags?.includes('unreadable')).length,
       maxScore: maxOf.get(ex) ?? 0,
       ...stats(scores),
       distribution: [...counts].sort((a, b) => a[0] - b[0]).map(([score, count]) => ({ score, count })),
@@ -168,12 +184,14 @@ export function buildGradebook(found: readonly FoundRubric[], record: BatchRecor
     graderVersions: [...new Set(all.map((r) => r.grader.version))].sort(),
     shard,
     students: students.length,
+    // graded counts every pair with a rubric (placeholders included); status splits them the way each exercise's summary does.
     pairs: { expected: students.length * exercises.length, graded: graded.length, pending: students.length * exercises.length - graded.length },
     status: {
       passed: all.filter((r) => r.status === 'passed').length,
-      failed: all.filter((r) => r.status === 'failed' && !r.flags?.includes('missing')).length,
+      failed: all.filter((r) => r.status === 'failed' && !placeholder(r)).length,
       error: all.filter((r) => r.status === 'error').length,
       missing: all.filter((r) => r.flags?.includes('missing')).length,
+      unreadable: all.filter((r) => r.flags?.includes('unreadable')).length,
     },
     exercises: exerciseSummaries,
     slowest,
@@ -185,7 +203,8 @@ export function buildGradebook(found: readonly FoundRubric[], record: BatchRecor
 
 /** One CSV field: quoted when needed, and never read as a formula by a spreadsheet. */
 export function csvField(value: string | number): string {
-  let s = String(value);
+  // A name is a student's folder name: no control character of it reaches a TA's terminal or spreadsheet.
+  let s = typeof value === 'string' ? printable(value) : String(value);
   // A spreadsheet reads a cell that starts (after spaces) with one of these as a formula.
   if (typeof value === 'string' && /^[\s]*[=+\-@\t\r]/.test(s)) s = `'${s}`;
   // Quoted: separators (',' and, in some locales, ';') and anything a reader may take for a line end.
@@ -206,6 +225,6 @@ export function gradebookCsv(g: Gradebook): string {
 export function writeGradebook(outDir: string): Gradebook {
   const g = buildGradebook(listRubrics(outDir), readRecord(outDir));
   writeAtomic(join(outDir, 'gradebook.csv'), gradebookCsv(g));
-  writeAtomic(join(outDir, 'summary.json'), JSON.stringify(g.summary, null, 2) + '\n');
+  writeAtomic(join(outDir, 'summary.json'), jsonText(g.summary));
   return g;
 }

@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeAtomic } from '../rubric.ts';
 import { formatShard, type Shard } from './shard.ts';
+import { jsonText } from '../text.ts';
 
 /** The contents of batch.json. */
 export interface BatchRecord {
@@ -75,5 +76,5 @@ export function nextRecord(previous: BatchRecord | null, run: { graderVersion: s
 
 /** Writes `out/batch.json` atomically. */
 export function writeRecord(outDir: string, record: BatchRecord): void {
-  writeAtomic(join(outDir, RECORD_FILE), JSON.stringify(record, null, 2) + '\n');
+  writeAtomic(join(outDir, RECORD_FILE), jsonText(record));
 }

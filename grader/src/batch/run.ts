@@ -29,6 +29,7 @@ import { formatShard, inShard, type Shard } from './shard.ts';
 import { TypeChecker, recordTypeCheck } from '../typecheck.ts';
 import { BATCH_TMP_PREFIX, ownedName, sweepLeftovers } from '../leftovers.ts';
 import type { UnzipLimits } from './unzip.ts';
+import { jsonText } from '../text.ts';
 
 /** What to grade, where to, and how. */
 export interface BatchOptions {
@@ -135,7 +136,7 @@ export async function runBatch(opts: BatchOptions): Promise<BatchResult> {
   // The Gradescope file always says what the rubric says: written with it, or removed (an older run's would be stale).
   const recordGradescope = (p: Pair, rubric: Rubric) => {
     const file = gradescopePath(outDir, p.student, p.exercise.manifest.id);
-    if (opts.gradescope) writeAtomic(file, JSON.stringify(toGradescope(rubric), null, 2) + '\n');
+    if (opts.gradescope) writeAtomic(file, jsonText(toGradescope(rubric)));
     else rmSync(file, { force: true });
   };
   const record1 = (p: Pair, rubric: Rubric) => {

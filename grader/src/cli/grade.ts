@@ -20,6 +20,7 @@ import { toGradescope, validateRubric, writeAtomic, writeRubric } from '../rubri
 import { defaultRubricPath, hintsShown, lastRubric } from '../state.ts';
 import { recordTypeCheck, TypeChecker } from '../typecheck.ts';
 import { parseArgs, runCli, UsageError } from './args.ts';
+import { jsonText } from '../text.ts';
 
 const USAGE = 'usage: pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden] [--typecheck]';
 
@@ -86,7 +87,7 @@ async function main(): Promise<number> {
   if (format === 'rubric') writeRubric(out, rubric);
   else {
     validateRubric(rubric);
-    writeAtomic(out, JSON.stringify(toGradescope(rubric), null, 2) + '\n');
+    writeAtomic(out, jsonText(toGradescope(rubric)));
     // The student's progress view reads the rubric, whatever format was asked for.
     if (options.out === undefined) writeRubric(defaultRubricPath(id), rubric);
   }

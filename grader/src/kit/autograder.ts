@@ -11,8 +11,9 @@ import { join } from 'node:path';
 import type { Exercise } from '../exercises.ts';
 import { writeAtomic } from '../rubric.ts';
 import { GRADER_DIR, ROOT } from '../paths.ts';
+import { syntaxOf } from '../source-files.ts';
+import { jsonText, printable } from '../text.ts';
 
-const SOURCE = /\.(m?ts|m?js)$/;
 
 /** Where the submitted source files are inside `submission`, or null if it holds none. */
 export function findSubmittedSrc(submission: string, exercise: Exercise): string | null {
@@ -24,7 +25,7 @@ export function findSubmittedSrc(submission: string, exercise: Exercise): string
   const top = readdirSync(submission).filter((n) => !n.startsWith('.') && n !== '__MACOSX');
   if (top.length === 1 && isDir(join(submission, top[0]!))) for (const c of candidates(join(submission, top[0]!))) if (isDir(c)) return c;
   // Loose files: the entry files uploaded one by one.
-  if (readdirSync(submission).some((n) => SOURCE.test(n) && lstatSync(join(submission, n)).isFile())) return submission;
+  if (readdirSync(submission).some((n) => syntaxOf(n) !== null && lstatSync(join(submission, n)).isFile())) return submission;
   return null;
 }
 
@@ -46,13 +47,14 @@ export function autograde(exercise: Exercise, root: string): AutogradeOutcome {
   const src = findSubmittedSrc(join(root, 'submission'), exercise);
   const entries = exercise.manifest.entry.map((e) => e.file).join(', ');
   if (!src) {
-    writeAtomic(resultsFile, JSON.stringify(failureResults(`No source files found in your submission. Upload ${entries} (the files themselves, your src/ folder, or the whole ${exercise.folder} folder).`), null, 2) + '\n');
+    writeAtomic(resultsFile, jsonText(failureResults(`No source files found in your submission. Upload ${entries} (the files themselves, your src/ folder, or the whole ${exercise.folder} folder).`)));
     return { gradeExit: null, resultsFile };
   }
   // Overlay: submitted files replace the starter's, files not submitted stay as the starter has them.
   cpSync(src, join(exercise.dir, 'src'), { recursive: true, force: true, filter: (p) => !lstatSync(p).isSymbolicLink() && !p.includes('node_modules') });
   const cli = join(GRADER_DIR, 'src', 'cli', 'grade.ts');
-  const r = spawnSync(process.execPath, ['--import', 'tsx', cli, exercise.manifest.id, '--format', 'gradescope', '--out', resultsFile], {
+  // --submission: graded as another person's work (fresh rank workers for every launch), as batch grading does.
+  const r = spawnSync(process.execPath, ['--import', 'tsx', cli, exercise.manifest.id, '--submission', exercise.dir, '--format', 'gradescope', '--out', resultsFile], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1' },
     encoding: 'utf8',
@@ -69,7 +71,7 @@ export function autograde(exercise: Exercise, root: string): AutogradeOutcome {
   }
   if (!valid) {
     const tail = `${r.stdout ?? ''}${r.stderr ?? ''}`.trim().split('\n').slice(-12).join('\n');
-    writeAtomic(resultsFile, JSON.stringify(failureResults(`The autograder could not grade this submission (${r.error ? r.error.message : `exit code ${r.status}`}). This is not your fault: please tell your TA.\n${tail}`), null, 2) + '\n');
+    writeAtomic(resultsFile, jsonText(failureResults(printable(`The autograder could not grade this submission (${r.error ? r.error.message : `exit code ${r.status}`}). This is not your fault: please tell your TA.\n${tail}`, true))));
   }
   return { gradeExit: r.status, resultsFile };
 }

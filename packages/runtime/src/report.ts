@@ -29,7 +29,7 @@ export function formatSummary(r: LaunchResult): string {
   const unreceived = r.stats.reduce((s, x) => s + x.unreceived, 0);
   const parts = [
     `${ok}/${r.ranks.length} ranks ok`,
-    `${r.trace.length} messages`,
+    `${r.trace.length} message${r.trace.length === 1 ? '' : 's'}`,
     `${formatBytes(bytes)} sent`,
     `virtual time ${formatUs(vt)}`,
     `wall ${r.wallMs} ms`,

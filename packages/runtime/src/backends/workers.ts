@@ -188,7 +188,7 @@ export async function runWorkers(spec: Spec, program: ProgramRef): Promise<Launc
     if (rss <= budget) return;
     for (let r = 0; r < n; r++) {
       if (!outcomes.has(r) && fabric.describe(r).waiting === null) {
-        fail(r, 'error', new OutOfMemoryError(r, memoryLimitMb, `the process grew to ${Math.round(rss / 2 ** 20)} MB (budget ${Math.round(budget / 2 ** 20)} MB for ${n} ranks) while this rank was running`), true);
+        fail(r, 'error', new OutOfMemoryError(r, memoryLimitMb, `the process grew to ${Math.round(rss / 2 ** 20)} MB (budget ${Math.round(budget / 2 ** 20)} MB for ${n} rank${n === 1 ? '' : 's'}) while this rank was running`), true);
       }
     }
   }, RSS_POLL_MS);
