@@ -12,9 +12,8 @@
  * - matmul-js.ts: plain JavaScript, 4×4 register tiles, no copies.
  *
  * Products below WASM_MIN_FLOPS multiply-adds take the JavaScript kernel
- * (there the copies cost more than the SIMD saves), and so do products with
- * fewer than 4 rows (a vector times a matrix: packing B would cost as much as
- * the product), and every product where WebAssembly SIMD is missing.
+ * (there the call and the copies cost more than the SIMD saves), and so does
+ * every product where WebAssembly SIMD is missing.
  */
 import type { TypedArray } from '../dtype.ts';
 import { type MatrixView, matmulJs } from './matmul-js.ts';
@@ -23,12 +22,14 @@ import { type BatchView, wasmAvailable, wasmBmm } from './matmul-wasm.ts';
 export type { BatchView, MatrixView };
 
 /**
- * Multiply-adds (M·K·N) from which the WebAssembly kernel is used. Measured
- * on this repository's 2-core machine (bench/matmul-threshold.ts): the two
- * kernels break even at about 16×16×16 for square products and at about
- * 8×64×8 for thin ones; this threshold sits a little above both.
+ * Multiply-adds (M·K·N) from which the WebAssembly kernel is used, per matrix
+ * of the batch. Measured with bench/matmul-threshold.ts (node 20, one thread):
+ * the kernels break even near 6×6×6 (216) in both dtypes; at 8×8×8 (512) the
+ * WebAssembly kernel is 1.5-1.7x faster, at 4×4×4 (64) 0.5x. Thin products
+ * follow the count, not the shape: a vector times a 256×256 matrix
+ * (1×256×256) is already 1.9x faster in WebAssembly.
  */
-export const WASM_MIN_FLOPS = 8192;
+export const WASM_MIN_FLOPS = 512;
 
 /** Which kernel `bmmKernel` uses: chosen by size, or one forced (to compare them in tests and benchmarks). */
 export type MatmulKernel = 'auto' | 'js' | 'wasm';
@@ -49,7 +50,7 @@ export function setMatmulKernel(kind: MatmulKernel): MatmulKernel {
 /** True when `bmmKernel` would use the WebAssembly kernel for this product. */
 export function usesWasm(M: number, K: number, N: number): boolean {
   if (choice === 'js' || !wasmAvailable()) return false;
-  return choice === 'wasm' || (M >= 4 && M * K * N >= WASM_MIN_FLOPS);
+  return choice === 'wasm' || M * K * N >= WASM_MIN_FLOPS;
 }
 
 /** Matrix `n` of a batch view. */
