@@ -2,12 +2,12 @@
  * Where the WebAssembly matmul kernel starts to pay: times the JavaScript and
  * the WebAssembly kernels on the same products, small to medium, and prints
  * the ratio js_time / wasm_time (above 1: WebAssembly is faster) by the
- * number of multiply-adds M·K·N. matmul.ts's WASM_MIN_FLOPS comes from this.
+ * number of multiply-adds M·K·N. matmul.ts's WASM_MIN_MULADDS comes from this.
  *
  *   pnpm --filter @dtlab/tensor exec tsx bench/matmul-threshold.ts [float32|float64]
  *
  * Samples alternate between the kernels, so a busy machine slows both alike;
- * each sample lasts about 2 ms.
+ * a sample is 2 million multiply-adds (a few ms at most).
  */
 import { Generator } from '../src/index.ts';
 import { matmulJs } from '../src/kernels/matmul-js.ts';
@@ -35,7 +35,7 @@ function race(M: number, K: number, N: number): [number, number] {
   const bv: BatchView = { data: b, offset: 0, batchStride: 0, rowStride: N, colStride: 1 };
   const js = () => matmulJs(av, bv, c, 0, M, K, N);
   const wasm = () => void wasmBmm(av, bv, c, 1, M, K, N);
-  const reps = Math.max(1, Math.round(2e6 / (M * K * N * 1.0)));
+  const reps = Math.max(1, Math.round(2e6 / (M * K * N)));
   const time = (fn: () => void) => {
     const t0 = performance.now();
     for (let r = 0; r < reps; r++) fn();
@@ -50,6 +50,7 @@ function race(M: number, K: number, N: number): [number, number] {
 
 const shapes: [number, number, number][] = [];
 for (const n of [4, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64]) shapes.push([n, n, n]);
+// Fewer than 4 rows (a vector times a matrix), where the JavaScript kernel skips packing.
 for (const [m, k, n] of [[1, 64, 64], [1, 256, 256], [2, 256, 256], [3, 256, 256], [1, 784, 10], [3, 784, 256], [2, 8, 8]] as const) shapes.push([m, k, n]);
 // Thin products, as in a small MLP's layers and their gradients.
 for (const [m, k, n] of [[4, 64, 4], [8, 64, 8], [4, 256, 4], [64, 4, 64], [64, 8, 64], [16, 4, 16], [8, 16, 64], [64, 16, 8], [4, 16, 256], [32, 64, 10]] as const) shapes.push([m, k, n]);

@@ -13,7 +13,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Generator, type DType, type TypedArray, noGrad, randn, tensor } from '../src/index.ts';
-import { type BatchView, WASM_MIN_FLOPS, bmmKernel, setMatmulKernel, usesWasm } from '../src/kernels/matmul.ts';
+import { type BatchView, WASM_MIN_MULADDS, bmmKernel, setMatmulKernel, usesWasm } from '../src/kernels/matmul.ts';
 import { matmulJs } from '../src/kernels/matmul-js.ts';
 import { wasmAvailable, wasmBmm } from '../src/kernels/matmul-wasm.ts';
 
@@ -101,8 +101,8 @@ describe('the WebAssembly kernel', () => {
     expect(usesWasm(64, 64, 64)).toBe(true);
   });
 
-  it('is chosen from WASM_MIN_FLOPS multiply-adds on, and the JavaScript kernel below', () => {
-    expect(usesWasm(8, 8, 8)).toBe(8 * 8 * 8 >= WASM_MIN_FLOPS);
+  it('is chosen from WASM_MIN_MULADDS multiply-adds on, and the JavaScript kernel below', () => {
+    expect(usesWasm(8, 8, 8)).toBe(8 * 8 * 8 >= WASM_MIN_MULADDS);
     expect(usesWasm(2, 2, 2)).toBe(false);
     expect(usesWasm(1, 1024, 1)).toBe(true);
     setMatmulKernel('js');

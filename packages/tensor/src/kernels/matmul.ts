@@ -7,11 +7,11 @@
  * element in float64 in the order k = 0, 1, ..., K-1 and round once):
  *
  * - matmul-wasm.ts + matmul.wat: WebAssembly SIMD (f64x2), blocked for the
- *   caches, about 3x faster than JavaScript on large products, but it copies
+ *   caches, 4-5x faster than JavaScript on large products, but it copies
  *   the operands into its memory and the result out.
  * - matmul-js.ts: plain JavaScript, 4×4 register tiles, no copies.
  *
- * Products below WASM_MIN_FLOPS multiply-adds take the JavaScript kernel
+ * Products below WASM_MIN_MULADDS multiply-adds take the JavaScript kernel
  * (there the call and the copies cost more than the SIMD saves), and so does
  * every product where WebAssembly SIMD is missing.
  */
@@ -29,7 +29,7 @@ export type { BatchView, MatrixView };
  * follow the count, not the shape: a vector times a 256×256 matrix
  * (1×256×256) is already 1.9x faster in WebAssembly.
  */
-export const WASM_MIN_FLOPS = 512;
+export const WASM_MIN_MULADDS = 512;
 
 /** Which kernel `bmmKernel` uses: chosen by size, or one forced (to compare them in tests and benchmarks). */
 export type MatmulKernel = 'auto' | 'js' | 'wasm';
@@ -50,7 +50,7 @@ export function setMatmulKernel(kind: MatmulKernel): MatmulKernel {
 /** True when `bmmKernel` would use the WebAssembly kernel for this product. */
 export function usesWasm(M: number, K: number, N: number): boolean {
   if (choice === 'js' || !wasmAvailable()) return false;
-  return choice === 'wasm' || M * K * N >= WASM_MIN_FLOPS;
+  return choice === 'wasm' || M * K * N >= WASM_MIN_MULADDS;
 }
 
 /** Matrix `n` of a batch view. */
