@@ -101,8 +101,10 @@ describe('the WebAssembly kernel', () => {
     expect(usesWasm(64, 64, 64)).toBe(true);
   });
 
-  it('is chosen from WASM_MIN_MULADDS multiply-adds on, and the JavaScript kernel below', () => {
-    expect(usesWasm(8, 8, 8)).toBe(8 * 8 * 8 >= WASM_MIN_MULADDS);
+  it('is chosen from WASM_MIN_MULADDS (512) multiply-adds on, and the JavaScript kernel below', () => {
+    expect(WASM_MIN_MULADDS).toBe(512);
+    expect(usesWasm(8, 8, 8)).toBe(true);
+    expect(usesWasm(7, 7, 7)).toBe(false);
     expect(usesWasm(2, 2, 2)).toBe(false);
     expect(usesWasm(1, 1024, 1)).toBe(true);
     setMatmulKernel('js');
