@@ -14,13 +14,20 @@
  *
  * The ratio column is dtlab/tfjs for GFLOP/s and tfjs_ms/dtlab_ms (speedup)
  * for ms/step: above 1 means dtlab is faster. Exits 1 if a check fails.
+ *
+ * torch on one thread is a third peer when Debian's python3-torch is
+ * importable (torch.ts; `--no-torch` leaves it out), with the same checks.
+ * Last, kernel.ts compares dtlab's two matmul kernels in the same run.
  */
 import os from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import { loadTfjs } from './tfjs.ts';
+import { TorchPeer, b64 } from './torch.ts';
+import { benchKernels, printTargets } from './kernel.ts';
 import { type Tensor, nn, noGrad, optim, randn, Generator } from '../src/index.ts';
 
 const quick = process.argv.includes('--quick');
+const withTorch = !process.argv.includes('--no-torch');
 const SEED = 20240611;
 
 /** Median of a list of numbers. */
@@ -41,25 +48,34 @@ interface Reps {
 }
 
 /**
- * Median milliseconds per call of `dtlab` and of `tfjs`. Samples alternate
- * between the two, so that a busy machine slows both alike and the ratio holds.
+ * Median milliseconds per call of `dtlab`, of `tfjs` and, when given, of
+ * `torch` (which times `inner` calls itself and returns ms per call). Samples
+ * alternate between them, so that a busy machine slows all alike and the
+ * ratios hold.
  */
-function timePair(dtlab: () => void, tfjs: () => void, { warmup, samples, inner }: Reps): [number, number] {
+async function timePair(
+  dtlab: () => void,
+  tfjs: () => void,
+  { warmup, samples, inner }: Reps,
+  torch?: (calls: number) => Promise<number>,
+): Promise<[number, number, number | undefined]> {
   for (let i = 0; i < warmup; i++) {
     dtlab();
     tfjs();
+    await torch?.(inner);
   }
   const sample = (fn: () => void) => {
     const t0 = performance.now();
     for (let i = 0; i < inner; i++) fn();
     return (performance.now() - t0) / inner;
   };
-  const times: [number[], number[]] = [[], []];
+  const times: [number[], number[], number[]] = [[], [], []];
   for (let s = 0; s < samples; s++) {
     times[0].push(sample(dtlab));
     times[1].push(sample(tfjs));
+    if (torch) times[2].push(await torch(inner));
   }
-  return [median(times[0]), median(times[1])];
+  return [median(times[0]), median(times[1]), torch ? median(times[2]) : undefined];
 }
 
 interface Row {
@@ -70,11 +86,16 @@ interface Row {
   /** Above 1 means dtlab is faster. */
   ratio: number;
   check: string;
+  /** torch's figure in `unit`, when torch ran. */
+  torch?: number;
+  /** Against torch; above 1 means dtlab is faster. */
+  torchRatio?: number;
+  torchCheck?: string;
 }
 
 let failed = false;
 
-function benchMatmul(n: number): Row {
+async function benchMatmul(n: number, torch: TorchPeer | null): Promise<Row> {
   const a = randn([n, n], { seed: SEED + n });
   const b = randn([n, n], { seed: SEED + n + 1 });
   const ta = tf.tensor2d(Float32Array.from(a.data()), [n, n], 'float32');
@@ -96,12 +117,13 @@ function benchMatmul(n: number): Row {
   const tol = 1e-6 * Math.sqrt(n) * maxAbs;
   const ok = maxDiff <= tol && Number.isFinite(maxDiff);
   if (!ok) failed = true;
+  const torchCheck = torch && (await checkTorch(torch.request({ op: 'matmul', n, a: b64(a.data() as Float32Array), b: b64(b.data() as Float32Array), c: b64(mine as Float32Array) }), 'max_diff', tol));
 
   const flops = 2 * n ** 3;
   // About 30 ms of work per sample at ~1 GFLOP/s, at least one call.
   const inner = Math.max(1, Math.round(3e7 / flops));
   const samples = quick ? 5 : n >= 512 ? 9 : 15;
-  const [dtMs, tfMs] = timePair(
+  const [dtMs, tfMs, torchMs] = await timePair(
     () => void noGrad(() => a.matmul(b)),
     () => {
       const c = tf.matMul(ta, tb);
@@ -109,6 +131,7 @@ function benchMatmul(n: number): Row {
       c.dispose();
     },
     { warmup: quick ? 1 : 3, samples, inner },
+    torch && torchCheck ? (calls) => torch.time('matmul', calls) : undefined,
   );
   ta.dispose();
   tb.dispose();
@@ -120,10 +143,29 @@ function benchMatmul(n: number): Row {
     tfjs: gf(tfMs),
     ratio: gf(dtMs) / gf(tfMs),
     check: `${ok ? 'ok' : 'FAIL'} max|diff| ${maxDiff.toExponential(1)}`,
+    ...(torchMs === undefined ? {} : { torch: gf(torchMs), torchRatio: gf(dtMs) / gf(torchMs) }),
+    ...(torchCheck ? { torchCheck } : {}),
   };
 }
 
-function benchMlp(): Row {
+/**
+ * Waits for torch's answer to a setup command and checks the number it
+ * reports under `key` (a max |difference| from dtlab) against `tol`. A
+ * failed check fails the benchmark; an error drops torch from the row.
+ */
+async function checkTorch(reply: Promise<Record<string, unknown>>, key: string, tol: number): Promise<string | null> {
+  const r = await reply;
+  if (typeof r[key] !== 'number') {
+    console.warn(`warning: torch left out of a row: ${String(r.error)}`);
+    return null;
+  }
+  const diff = r[key] as number;
+  const ok = diff <= tol && Number.isFinite(diff);
+  if (!ok) failed = true;
+  return `${ok ? 'ok' : 'FAIL'} ${diff.toExponential(1)}`;
+}
+
+async function benchMlp(torch: TorchPeer | null): Promise<Row> {
   const [B, D, H, C] = [64, 784, 256, 10];
   const x = randn([B, D], { seed: SEED });
   const gen = new Generator(SEED + 1);
@@ -166,15 +208,31 @@ function benchMlp(): Row {
     return v;
   };
 
+  // torch gets the same initial weights (its Linear keeps them [out, in], as dtlab does).
+  const torchSetup = torch?.request({
+    op: 'mlp', batch: B, inputs: D, hidden: H, classes: C, lr: 1e-3, x: b64(x.data() as Float32Array), labels: b64(Int32Array.from(labels)),
+    w1: b64(Float32Array.from(l1.weight.data())), b1: b64(Float32Array.from(l1.bias!.data())),
+    w2: b64(Float32Array.from(l2.weight.data())), b2: b64(Float32Array.from(l2.bias!.data())),
+  });
+
   // Same start, same data, same optimizer: the first two losses must agree.
   const dtLoss = [dtStep(), dtStep()];
   const tfLoss = [tfStep(), tfStep()];
   const lossDiff = Math.max(...dtLoss.map((l, i) => Math.abs(l - tfLoss[i]!)));
   const ok = lossDiff <= 1e-4;
   if (!ok) failed = true;
+  const torchCheck = torchSetup && (await checkTorch(torchSetup.then((r) => {
+    const losses = r.losses as number[] | undefined;
+    return losses ? { diff: Math.max(...dtLoss.map((l, i) => Math.abs(l - losses[i]!))) } : r;
+  }), 'diff', 1e-4));
 
   const tensorsBefore = tf.memory().numTensors;
-  const [dtMs, tfMs] = timePair(() => void dtStep(), () => void tfStep(), { warmup: quick ? 2 : 5, samples: quick ? 7 : 25, inner: 1 });
+  const [dtMs, tfMs, torchMs] = await timePair(
+    () => void dtStep(),
+    () => void tfStep(),
+    { warmup: quick ? 2 : 5, samples: quick ? 7 : 25, inner: 1 },
+    torch && torchCheck ? (calls) => torch.time('mlp', calls) : undefined,
+  );
   if (tf.memory().numTensors !== tensorsBefore) console.warn(`warning: tfjs leaked ${tf.memory().numTensors - tensorsBefore} tensors`);
   tf.dispose([w1, b1, w2, b2, tx, ty]);
   tfOpt.dispose();
@@ -185,14 +243,20 @@ function benchMlp(): Row {
     tfjs: tfMs,
     ratio: tfMs / dtMs,
     check: `${ok ? 'ok' : 'FAIL'} |loss diff| ${lossDiff.toExponential(1)}`,
+    ...(torchMs === undefined ? {} : { torch: torchMs, torchRatio: torchMs / dtMs }),
+    ...(torchCheck ? { torchCheck } : {}),
   };
 }
 
 function printTable(rows: Row[]): void {
-  const head = ['benchmark', 'unit', 'dtlab', 'tfjs-cpu', 'dtlab/tfjs', 'check'];
-  const body = rows.map((r) => [r.name, r.unit, r.dtlab.toFixed(2), r.tfjs.toFixed(2), `${r.ratio.toFixed(2)}x`, r.check]);
+  const head = ['benchmark', 'unit', 'dtlab', 'tfjs-cpu', 'dtlab/tfjs', 'check', 'torch', 'dtlab/torch', 'torch check'];
+  const body = rows.map((r) => [
+    r.name, r.unit, r.dtlab.toFixed(2), r.tfjs.toFixed(2), `${r.ratio.toFixed(2)}x`, r.check,
+    r.torch?.toFixed(2) ?? '-', r.torchRatio === undefined ? '-' : `${r.torchRatio.toFixed(2)}x`, r.torchCheck ?? '-',
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 || i === 1 || i === 5 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  const left = new Set([0, 1, 5, 8]);
+  const line = (cells: string[]) => cells.map((c, i) => (left.has(i) ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
   console.log(line(head));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const b of body) console.log(line(b));
@@ -203,12 +267,19 @@ async function main(): Promise<void> {
   const cpus = os.cpus();
   console.log(`dtlab vs tfjs-core ${tf.version_core} (backend '${tf.getBackend()}')${quick ? ', --quick' : ''}`);
   console.log(`machine: ${cpus[0]?.model ?? 'unknown cpu'}, ${cpus.length} cores, node ${process.version}, ${os.platform()} ${os.arch()}`);
+  const started = withTorch ? await TorchPeer.start() : { skipped: '--no-torch given' };
+  const torch = started instanceof TorchPeer ? started : null;
+  const t = started instanceof TorchPeer ? started.info : null;
+  console.log(t ? `peer: torch ${t.torch}, ${t.threads} thread, BLAS ${t.blas}` : `peer: no torch column: ${(started as { skipped: string }).skipped}.`);
   console.log(`date: ${new Date().toISOString().slice(0, 10)}, seed ${SEED}\n`);
   const rows: Row[] = [];
-  for (const n of [64, 256, 512]) rows.push(benchMatmul(n));
-  rows.push(benchMlp());
+  for (const n of [64, 256, 512]) rows.push(await benchMatmul(n, torch));
+  rows.push(await benchMlp(torch));
+  torch?.close();
   printTable(rows);
-  console.log('\nratio: dtlab/tfjs for GFLOP/s, tfjs_ms/dtlab_ms (speedup) for ms/step; above 1x is dtlab faster.');
+  console.log('\nratio: dtlab/peer for GFLOP/s, peer_ms/dtlab_ms (speedup) for ms/step; above 1x is dtlab faster.');
+  console.log('torch check: max|diff| of the product from dtlab\'s, |loss diff| over the first two steps.\n');
+  printTargets(rows, benchKernels(quick));
   if (failed) {
     console.error('\nbench: a correctness check failed (see the check column): dtlab and tfjs disagree.');
     process.exit(1);

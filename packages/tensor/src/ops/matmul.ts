@@ -7,15 +7,15 @@
 import { allocate, promoteTypes } from '../dtype.ts';
 import { ShapeError, fmtShape } from '../errors.ts';
 import { Tensor } from '../tensor.ts';
-import { type MatrixView, matmulKernel } from '../kernels/matmul.ts';
+import { type BatchView, bmmKernel } from '../kernels/matmul.ts';
 import { record } from './record.ts';
 import { cast } from './pointwise.ts';
 import { expand, reshape, squeeze, unsqueeze } from './movement.ts';
 
-/** Matrix `i` of the batch of 3-D `t`, read in place through its strides (transposed and expanded views need no copy). */
-function matrixAt(t: Tensor, i: number): MatrixView {
+/** The 3-D `t` as a batch of matrices read in place through its strides (transposed and expanded views need no copy). */
+function batchView(t: Tensor): BatchView {
   const [sb, sr, sc] = t.strides as [number, number, number];
-  return { data: t._storage.data, offset: t.offset + i * sb, rowStride: sr, colStride: sc };
+  return { data: t._storage.data, offset: t.offset, batchStride: sb, rowStride: sr, colStride: sc };
 }
 
 /** Batched product of [B,M,K] and [B,K,N] tensors. */
@@ -26,7 +26,7 @@ function bmm(a: Tensor, b: Tensor): Tensor {
   const ac = cast(a, dtype);
   const bc = cast(b, dtype);
   const out = allocate(dtype, B * M * N);
-  for (let i = 0; i < B; i++) matmulKernel(matrixAt(ac, i), matrixAt(bc, i), out, i * M * N, M, K, N);
+  bmmKernel(batchView(ac), batchView(bc), out, B, M, K, N);
   return record('bmm', Tensor._fromData(out, [B, M, N]), [a, b]);
 }
 
