@@ -82,3 +82,14 @@ export class AnswersFileError extends Error {
     super(`${file}${line === null ? '' : `:${line}`}: ${problem}`);
   }
 }
+
+/** An attempt file that already holds as many attempts as one file may. */
+export class AttemptLimitError extends Error {
+  override name = 'AttemptLimitError';
+  constructor(
+    readonly file: string,
+    readonly limit: number,
+  ) {
+    super(`${file} already holds ${limit} attempts, the most one file keeps; your best score is already recorded there (\`pnpm course\` shows it)`);
+  }
+}
