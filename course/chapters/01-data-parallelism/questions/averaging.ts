@@ -57,7 +57,7 @@ export const bitwiseReplicas = choice({
         { text: 'because floating-point addition is not commutative, so the results would be wrong', why: 'Floating-point addition is commutative (a + b = b + a); it is not associative ((a + b) + c may differ from a + (b + c)). Both orders are equally right; they are just different.' },
         { text: 'only because of Adam: with SGD the update is linear, so the differences cancel out', why: 'Nothing cancels: with SGD each rank still steps from different parameters, and the next gradients differ too.' },
       ],
-      explanation: 'Adding contributions in the same order on every rank (rank 0, 1, ..., N-1, as the kit\'s collectives do) makes the result bitwise identical everywhere, so the replicas never diverge.',
+      explanation: 'An all-reduce must leave every rank with bitwise the same result, as the kit\'s collectives do, so that the replicas never diverge.',
     };
   },
 });
