@@ -32,9 +32,10 @@ export function scratchRepo(): string {
   const root = scratch('dtlab-repo-');
   cpSync(COURSE_DIR, join(root, 'course'), { recursive: true, filter: (src) => !/node_modules|\.test-tmp|\.vitest-results|\.turbo/.test(src) });
   symlinkSync(join(COURSE_DIR, 'node_modules'), join(root, 'node_modules'));
-  for (const ex of ['ex01-allreduce-mean', 'ex02-ring-scatter-reduce', 'ex03-zero-sharding']) {
-    mkdirSync(join(root, 'exercises', ex), { recursive: true });
-    cpSync(join(REPO_ROOT, 'exercises', ex, 'exercise.json'), join(root, 'exercises', ex, 'exercise.json'));
+  // What the course's modules and readings point at: the TypeScript settings, the exercises' manifests and READMEs, the collectives README.
+  for (const rel of ['tsconfig.base.json', 'packages/collectives/README.md', ...['ex01-allreduce-mean', 'ex02-ring-scatter-reduce', 'ex03-zero-sharding'].flatMap((ex) => [`exercises/${ex}/exercise.json`, `exercises/${ex}/README.md`])]) {
+    mkdirSync(dirname(join(root, rel)), { recursive: true });
+    cpSync(join(REPO_ROOT, rel), join(root, rel));
   }
   return root;
 }
