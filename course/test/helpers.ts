@@ -6,7 +6,7 @@
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { execa, type Result } from 'execa';
+import { execa } from 'execa';
 import { COURSE_DIR, REPO_ROOT } from '../src/paths.ts';
 
 /** A fresh empty folder, removed after the test file by `cleanup`. */
@@ -46,7 +46,15 @@ export function write(file: string, text: string): void {
   writeFileSync(file, text);
 }
 
+/** What a command printed and how it ended. */
+export interface CliResult {
+  exitCode: number | undefined;
+  stdout: string;
+  stderr: string;
+}
+
 /** Runs a course CLI (`course`, `quiz`, `experiment`) as `pnpm <name>` does, without a terminal. */
-export function cli(name: 'course' | 'quiz' | 'experiment', args: string[], opts: { env?: Record<string, string> } = {}): Promise<Result> {
-  return execa('node', ['--import', 'tsx', join(COURSE_DIR, 'src', 'cli', `${name}.ts`), ...args], { cwd: REPO_ROOT, reject: false, env: { NO_COLOR: '1', ...opts.env }, timeout: 120_000 });
+export async function cli(name: 'course' | 'quiz' | 'experiment', args: string[], opts: { env?: Record<string, string> } = {}): Promise<CliResult> {
+  const r = await execa('node', ['--import', 'tsx', join(COURSE_DIR, 'src', 'cli', `${name}.ts`), ...args], { cwd: REPO_ROOT, reject: false, env: { NO_COLOR: '1', ...opts.env }, timeout: 120_000 });
+  return { exitCode: r.exitCode, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
