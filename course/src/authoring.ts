@@ -9,6 +9,7 @@ import type { Misconception } from './question.ts';
 export { numeric, choice, defineBank, type Bank, type Question, type ChoiceOption, type Misconception, type NumericVariant, type ChoiceVariant } from './question.ts';
 export { defineExperiment, ExperimentRunError, type Experiment, type Row, type Column, type Prediction, type PredictionOption } from './experiment.ts';
 export { formatNumber, type Tolerance, type NumericFormat } from './numeric-answer.ts';
+/** The seeded stream a question's `generate` draws from. */
 export type { Rng } from './rng.ts';
 
 /**

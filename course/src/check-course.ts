@@ -19,6 +19,7 @@ import { coursePath, loadCourse, type Course } from './manifest.ts';
 import { loadBank, loadExperiment } from './modules.ts';
 import { REPO_ROOT } from './paths.ts';
 
+/** The findings' shape, re-exported for callers of checkCourse. */
 export type { CourseFinding, CourseCheckName } from './check/findings.ts';
 
 /** Options of `checkCourse`. */

@@ -10,6 +10,7 @@ import { busBandwidth, doublingRanks, fastestAlgorithm, naiveOverRing, ringBytes
 import { afterScatterReduce, chunkSize, ringMessages, ringTrafficLimit } from './questions/ring-mechanics.ts';
 import { addingRanksBatch, dataParallelSpeedup, globalBatch } from './questions/scaling.ts';
 
+/** Chapter 1's bank. */
 export default defineBank({
   chapter: 1,
   revision: 1,

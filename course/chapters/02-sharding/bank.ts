@@ -9,6 +9,7 @@ import { communicationVolume, fsdpIsDataParallel, fsdpPeakParameters, whyStage3C
 import { bytesPerParameter, dataParallelStates, leastStageThatFits, minimumRanks, notSharded, whatEachStageShards, zeroStageMemory } from './questions/memory.ts';
 import { adamHidesSum, agreementIsNotParity, elementOwner, optimizerStateStaysLocal, shardStateBytes } from './questions/sharding.ts';
 
+/** Chapter 2's bank. */
 export default defineBank({
   chapter: 2,
   revision: 1,

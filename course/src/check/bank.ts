@@ -14,8 +14,9 @@ import type { Chapter } from '../manifest.ts';
 import type { Bank, Question } from '../question.ts';
 import type { Findings } from './findings.ts';
 
-/** Least bank size and numeric share of a complete chapter (DESIGN.md: 10 questions from a bank of 15 or more). */
+/** Least bank size of a complete chapter (DESIGN.md: 10 questions from a bank of 15 or more). */
 export const MIN_BANK = 15;
+/** Least share of numeric questions in a complete chapter's bank. */
 export const MIN_NUMERIC_SHARE = 1 / 3;
 
 const ID = /^[a-z0-9]+(-[a-z0-9]+)*$/;

@@ -25,6 +25,7 @@ async function program(comm: Comm): Promise<number> {
 
 const ratio = (rows: Row[]) => rows.map((r) => r.bytesPerRank! / S);
 
+/** The experiment: ranks 2, 4, 8; bytes per rank and virtual time, read from the launch. */
 export default defineExperiment({
   id: 'ring-allreduce-ranks',
   chapter: 1,

@@ -5,6 +5,7 @@
  */
 import { choice, distinctMisconceptions, formatNumber, numeric, type Rng } from '../../../src/authoring.ts';
 
+/** A sum all-reduce under SGD is an N-fold learning rate. */
 export const sumNotMean = numeric({
   id: 'sum-instead-of-mean-lr',
   topic: 'a sum all-reduce scales the learning rate',
@@ -26,6 +27,7 @@ export const sumNotMean = numeric({
   },
 });
 
+/** What the ranks must exchange after backward: the mean of the gradients. */
 export const averageGradients = choice({
   id: 'what-data-parallel-averages',
   topic: 'what the ranks must average after backward',
@@ -44,6 +46,7 @@ export const averageGradients = choice({
   },
 });
 
+/** Why replicas must agree bit for bit. */
 export const bitwiseReplicas = choice({
   id: 'bitwise-equal-replicas',
   topic: 'why replicas must agree bit for bit',
@@ -62,6 +65,7 @@ export const bitwiseReplicas = choice({
   },
 });
 
+/** Why the initial parameters are broadcast: the same update keeps different starts apart. */
 export const broadcastInit = choice({
   id: 'broadcast-initial-parameters',
   topic: 'why DDP broadcasts the initial parameters',

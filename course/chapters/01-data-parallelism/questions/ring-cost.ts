@@ -20,6 +20,7 @@ function sizeText(bytes: number): string {
   return bytes >= MiB ? `${bytes / MiB} MiB` : `${bytes / 1024} KiB`;
 }
 
+/** Bytes each rank sends in a ring all-reduce: 2(N-1)/N·S. */
 export const ringBytesPerRank = numeric({
   id: 'ring-bytes-per-rank',
   topic: 'bytes each rank sends in a ring all-reduce',
@@ -44,6 +45,7 @@ export const ringBytesPerRank = numeric({
   },
 });
 
+/** The ring all-reduce's time under the α-β model, from the kit's estimateTime. */
 export const ringTime = numeric({
   id: 'ring-time-alpha-beta',
   topic: 'ring all-reduce time under the α-β model',
@@ -72,6 +74,7 @@ export const ringTime = numeric({
   },
 });
 
+/** How many times more the naive exchange sends than the ring: N/2. */
 export const naiveOverRing = numeric({
   id: 'naive-over-ring-bytes',
   topic: 'naive exchange against the ring, bytes per rank',
@@ -93,6 +96,7 @@ export const naiveOverRing = numeric({
   },
 });
 
+/** An all-reduce benchmark's bus bandwidth: algbw·2(N-1)/N. */
 export const busBandwidth = numeric({
   id: 'bus-bandwidth',
   topic: 'algorithm and bus bandwidth of an all-reduce benchmark',
@@ -124,6 +128,7 @@ const ALGORITHMS = [
   { key: 'naive', text: 'the naive exchange (every rank sends its whole buffer to every other)' },
 ] as const;
 
+/** Which all-reduce algorithm estimateTime makes fastest for a drawn size and network. */
 export const fastestAlgorithm = choice({
   id: 'fastest-allreduce-algorithm',
   topic: 'which all-reduce algorithm wins at a message size',
@@ -153,6 +158,7 @@ export const fastestAlgorithm = choice({
   },
 });
 
+/** How the ring's time moves when the ranks double, latency-bound against bandwidth-bound. */
 export const doublingRanks = choice({
   id: 'ring-time-doubling-ranks',
   topic: 'how ring all-reduce time moves when the ranks double',

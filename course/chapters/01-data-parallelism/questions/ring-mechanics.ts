@@ -6,6 +6,7 @@
 import { chunkBounds } from '@dtlab/collectives';
 import { choice, distinctMisconceptions, formatNumber, numeric, type Rng } from '../../../src/authoring.ts';
 
+/** Messages each rank sends in a ring all-reduce: 2(N-1). */
 export const ringMessages = numeric({
   id: 'ring-messages-per-rank',
   topic: 'messages each rank sends in a ring all-reduce',
@@ -27,6 +28,7 @@ export const ringMessages = numeric({
   },
 });
 
+/** The size of one rank's chunk under chunkBounds, with torch.chunk's rule as the misconception. */
 export const chunkSize = numeric({
   id: 'uneven-chunk-size',
   topic: 'the uneven-split rule, chunkBounds',
@@ -54,6 +56,7 @@ export const chunkSize = numeric({
   },
 });
 
+/** What rank r holds between the scatter-reduce and the all-gather: chunk r, fully reduced. */
 export const afterScatterReduce = choice({
   id: 'after-scatter-reduce',
   topic: 'what a rank holds between the two phases of the ring',
@@ -74,6 +77,7 @@ export const afterScatterReduce = choice({
   },
 });
 
+/** Bytes per rank as the ring grows: towards 2S, never past it. */
 export const ringTrafficLimit = choice({
   id: 'ring-traffic-limit',
   topic: 'bytes per rank as the ring grows',

@@ -6,6 +6,7 @@
 import { estimateTime } from '@dtlab/collectives';
 import { choice, distinctMisconceptions, formatNumber, numeric, sig, type Rng } from '../../../src/authoring.ts';
 
+/** The speedup of N data-parallel ranks once the un-overlapped all-reduce is counted. */
 export const dataParallelSpeedup = numeric({
   id: 'data-parallel-speedup',
   topic: 'speedup once the all-reduce is counted',
@@ -32,6 +33,7 @@ export const dataParallelSpeedup = numeric({
   },
 });
 
+/** The global batch of data parallelism with gradient accumulation: N·micro-batch·steps. */
 export const globalBatch = numeric({
   id: 'global-batch-size',
   topic: 'the global batch of data parallelism with accumulation',
@@ -55,6 +57,7 @@ export const globalBatch = numeric({
   },
 });
 
+/** What adding ranks at a fixed per-rank batch changes: the global batch, and with it the recipe. */
 export const addingRanksBatch = choice({
   id: 'adding-ranks-changes-batch',
   topic: 'what adding ranks changes in the training recipe',

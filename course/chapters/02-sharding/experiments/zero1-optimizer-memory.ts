@@ -8,7 +8,7 @@
 import { chunkBounds } from '@dtlab/collectives';
 import { launch, retainedBytes, type Comm } from '@dtlab/runtime';
 import { nn, zeros } from '@dtlab/tensor';
-import { defineExperiment, ExperimentRunError, formatNumber } from '../../../src/authoring.ts';
+import { defineExperiment, ExperimentRunError } from '../../../src/authoring.ts';
 
 /** The model: 64-256-256-11, P = 85259 parameters, which no N from 2 to 8 divides (so shards are uneven). */
 function model(): nn.Sequential {
@@ -27,6 +27,7 @@ function program(comm: Comm): { shard: number; optimizerBytes: number; parameter
 
 const KiB = 1024;
 
+/** The experiment: ranks 1 to 8; the largest shard's Adam moments per rank, measured with retainedBytes. */
 export default defineExperiment({
   id: 'zero1-optimizer-memory',
   chapter: 2,
@@ -36,7 +37,7 @@ export default defineExperiment({
   fixed: `an MLP 64-256-256-11 with P = ${P} float32 parameters, Adam's two moments (m and v) in float32, shards by chunkBounds(P, N)`,
   prediction: {
     kind: 'number',
-    prompt: `On one rank Adam's moments take 2·4·P = ${formatNumber((8 * P) / KiB)} KiB. How many KiB of moments will the largest shard hold on 8 ranks?`,
+    prompt: `On one rank Adam's moments take 2·4·P = ${((8 * P) / KiB).toFixed(1)} KiB. How many KiB of moments will the largest shard hold on 8 ranks?`,
     unit: 'KiB',
     tolerance: { relative: 0.05 },
     measured: (rows) => rows.find((r) => r.ranks === 8)!.optimizerKiB!,

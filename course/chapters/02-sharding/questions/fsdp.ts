@@ -5,6 +5,7 @@
  */
 import { choice, distinctMisconceptions, formatNumber, numeric, sig, type Rng } from '../../../src/authoring.ts';
 
+/** Bytes each rank sends per step under ZeRO stages 0-3: 2(N-1)/N·Ψ, or 3(N-1)/N·Ψ at stage 3. */
 export const communicationVolume = numeric({
   id: 'zero-communication-volume',
   topic: 'bytes each rank sends per step under ZeRO',
@@ -34,6 +35,7 @@ export const communicationVolume = numeric({
   },
 });
 
+/** FSDP's peak parameter memory per rank: the shard plus one (or, prefetching, two) gathered layers. */
 export const fsdpPeakParameters = numeric({
   id: 'fsdp-peak-parameter-memory',
   topic: 'parameter memory per rank while FSDP runs a layer',
@@ -61,6 +63,7 @@ export const fsdpPeakParameters = numeric({
   },
 });
 
+/** Where stage 3's extra Ψ comes from: the second gather of the parameters for backward. */
 export const whyStage3CostsMore = choice({
   id: 'why-stage-3-moves-more',
   topic: 'where ZeRO stage 3\'s extra traffic comes from',
@@ -79,6 +82,7 @@ export const whyStage3CostsMore = choice({
   },
 });
 
+/** What a rank computes under FSDP, against tensor and pipeline parallelism. */
 export const fsdpIsDataParallel = choice({
   id: 'fsdp-is-data-parallel',
   topic: 'what a rank computes under FSDP',

@@ -7,6 +7,7 @@ import { modelStateBytes, STAGE_FORMULA, STAGE_SHARDS, type Stage } from './zero
 
 const PSI_BILLIONS = [1.5, 3, 6.7, 7.5, 13, 30, 70];
 
+/** Model states per rank in plain data parallelism with mixed-precision Adam: 16Ψ. */
 export const dataParallelStates = numeric({
   id: 'dp-model-state-memory',
   topic: 'model states per rank in plain data parallelism',
@@ -29,6 +30,7 @@ export const dataParallelStates = numeric({
   },
 });
 
+/** Model states per rank under a drawn ZeRO stage. */
 export const zeroStageMemory = numeric({
   id: 'zero-stage-memory',
   topic: 'per-rank model states under ZeRO stages 1-3',
@@ -59,6 +61,7 @@ function minRanks(stage: 1 | 2 | 3, psi: number, memory: number): { n: number; e
   return { n: Math.ceil(exact), exact };
 }
 
+/** The fewest ranks on which a ZeRO stage fits a model. */
 export const minimumRanks = numeric({
   id: 'zero-minimum-ranks',
   topic: 'how many ranks a model needs under a ZeRO stage',
@@ -95,6 +98,7 @@ const OPTIMIZERS = [
   { name: 'SGD with momentum entirely in fp32', weights: 4, grads: 4, state: 4, forgotMaster: null },
 ] as const;
 
+/** Bytes per parameter of model states for a drawn optimizer and precision. */
 export const bytesPerParameter = numeric({
   id: 'model-state-bytes-per-parameter',
   topic: 'bytes per parameter of model states',
@@ -119,6 +123,7 @@ export const bytesPerParameter = numeric({
 /** The options of `leastStageThatFits`, by stage (4: nothing fits). */
 const FIT_OPTIONS = ['plain data parallelism, no sharding', 'ZeRO stage 1', 'ZeRO stage 2', 'ZeRO stage 3', 'none: even stage 3 does not fit on this many ranks'];
 
+/** The lowest ZeRO stage that fits, computed from the memory formulas. */
 export const leastStageThatFits = choice({
   id: 'least-zero-stage-that-fits',
   topic: 'choosing the least sharding that fits',
@@ -149,6 +154,7 @@ export const leastStageThatFits = choice({
   },
 });
 
+/** What ZeRO stage 1, 2 or 3 shards. */
 export const whatEachStageShards = choice({
   id: 'what-each-zero-stage-shards',
   topic: 'what ZeRO stages 1, 2 and 3 shard',
@@ -167,6 +173,7 @@ export const whatEachStageShards = choice({
   },
 });
 
+/** What ZeRO leaves unsharded: the activations. */
 export const notSharded = choice({
   id: 'what-zero-does-not-shard',
   topic: 'activations are not model states',

@@ -11,6 +11,7 @@ function owner(p: number, n: number, i: number): number {
   return chunkBounds(p, n).findIndex((b) => i >= b.start && i < b.end);
 }
 
+/** The bytes of Adam moments one rank keeps under ZeRO stage 1, with chunkBounds' uneven shards. */
 export const shardStateBytes = numeric({
   id: 'zero1-shard-state-bytes',
   topic: 'the optimizer state of one shard',
@@ -37,6 +38,7 @@ export const shardStateBytes = numeric({
   },
 });
 
+/** Which rank owns an element of the flat buffer under chunkBounds. */
 export const elementOwner = numeric({
   id: 'shard-owner-of-element',
   topic: 'which rank owns an element of the flat buffer',
@@ -64,6 +66,7 @@ export const elementOwner = numeric({
   },
 });
 
+/** Why identical ranks after a ZeRO step prove nothing about its correctness. */
 export const agreementIsNotParity = choice({
   id: 'ranks-agree-is-not-parity',
   topic: 'what identical ranks prove',
@@ -82,6 +85,7 @@ export const agreementIsNotParity = choice({
   },
 });
 
+/** How much optimizer state ZeRO stage 1 sends per step: none. */
 export const optimizerStateStaysLocal = choice({
   id: 'optimizer-state-traffic',
   topic: 'whether the optimizer state travels',
@@ -100,6 +104,7 @@ export const optimizerStateStaysLocal = choice({
   },
 });
 
+/** Why Adam hides a sum in place of a mean while eps is negligible. */
 export const adamHidesSum = choice({
   id: 'adam-hides-a-sum',
   topic: 'why a sum can pass for a mean under Adam',
