@@ -4,9 +4,11 @@
  * send-keys and reads the screen with capture-pane, as a student would.
  * It answers eight questions right and two wrong, types one malformed
  * answer (refused in place, not counted), and checks the score on screen
- * against the regrade of the attempt file the run wrote.
+ * against the regrade of the attempt file the run wrote. An experiment's
+ * prediction is typed the same way.
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import bank1 from '../chapters/01-data-parallelism/bank.ts';
@@ -23,16 +25,16 @@ function tmux(...args: string[]): string {
   return r.stdout;
 }
 
-/** The whole screen with its scrollback. */
-function screen(): string {
-  return tmux('capture-pane', '-p', '-J', '-S', '-2000', '-t', 'quiz');
+/** The whole screen of session `name` with its scrollback. */
+function screen(name = 'quiz'): string {
+  return tmux('capture-pane', '-p', '-J', '-S', '-2000', '-t', name);
 }
 
-/** Waits (polling, never timing anything) until `count` occurrences of `text` are on the screen. */
-async function waitFor(text: string, count = 1, limitMs = 60_000): Promise<void> {
+/** Waits (polling, never timing anything) until `count` occurrences of `text` are on the screen of session `name`. */
+async function waitFor(text: string, count = 1, limitMs = 60_000, name = 'quiz'): Promise<void> {
   const until = Date.now() + limitMs;
   for (;;) {
-    const s = screen();
+    const s = screen(name);
     if (s.split(text).length - 1 >= count) return;
     if (Date.now() > until) throw new Error(`'${text}' (${count}×) did not appear on the screen:\n${s}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -94,5 +96,23 @@ describe.skipIf(!HAS_TMUX)('pnpm quiz 1 in a terminal (tmux)', () => {
     expect(r).toMatchObject({ status: 'graded', score: 8, maxScore: 10, passed: true, attempts: 1 });
     expect(r.attemptResults[0]!.mode).toBe('interactive');
     expect(r.questions.filter((q) => q.status === 'wrong').map((q) => q.index)).toEqual([1, 5]);
+  });
+
+  it('asks an experiment\'s prediction in the terminal, refusing a malformed number, then runs and records it', async () => {
+    const dir = scratch();
+    const command = `cd ${REPO_ROOT} && node --import tsx ${join(COURSE_DIR, 'src', 'cli', 'experiment.ts')} zero1-optimizer-memory --dir ${dir}; echo "experiment exited with $?"; sleep 600`;
+    tmux('new-session', '-d', '-s', 'exp', '-x', '160', '-y', '60', command);
+    await waitFor('How many KiB of moments will the largest shard hold on 8 ranks?', 1, 60_000, 'exp');
+    tmux('send-keys', '-t', 'exp', '-l', 'a lot');
+    tmux('send-keys', '-t', 'exp', 'Enter');
+    await waitFor("'a lot' is not a number in KiB", 1, 60_000, 'exp');
+    for (let k = 0; k < 5; k++) tmux('send-keys', '-t', 'exp', 'BSpace');
+    tmux('send-keys', '-t', 'exp', '-l', '83.3');
+    tmux('send-keys', '-t', 'exp', 'Enter');
+    await waitFor('experiment exited with 0', 1, 120_000, 'exp');
+    const s = screen('exp');
+    expect(s).toMatch(/Your prediction held: 83\.3 KiB/);
+    expect(s).toMatch(/Recorded in notes\/experiments\.md/);
+    expect(readFileSync(join(dir, 'notes', 'experiments.md'), 'utf8')).toMatch(/^## zero1-optimizer-memory · /m);
   });
 });
