@@ -41,7 +41,7 @@ export function gradeAnswer(p: Presented, raw: string): AnswerGrade {
     const right = p.options.find((o) => o.correct)!;
     const expected = expectedAnswer(p);
     if (chosen.correct) return { status: 'correct', expected, feedback: `${right.why}\n${p.explanation}` };
-    return { status: 'wrong', expected, feedback: `(${chosen.label}): ${chosen.why}\nThe answer is ${expected}: ${right.why}\n${p.explanation}` };
+    return { status: 'wrong', expected, feedback: `You chose (${chosen.label}). ${chosen.why}\nThe answer is ${expected}. ${right.why}\n${p.explanation}` };
   }
   const parsed = parseNumericAnswer(raw, p.format);
   if (!parsed.ok) return { status: 'malformed', reason: parsed.reason };

@@ -36,6 +36,11 @@ export const colors = pc.createColors(Boolean(process.stdout.isTTY) && !process.
 
 /** Runs `main` and exits with its code; known errors print their message, others their stack. */
 export async function runCli(main: () => Promise<number>): Promise<void> {
+  // Output piped into `head` closes early: stop quietly instead of crashing on the broken pipe.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw e;
+  });
   try {
     process.exitCode = await main();
   } catch (e) {
