@@ -4,8 +4,9 @@
  * Each entry starts with a heading that names the experiment, which is how
  * `pnpm course` counts the experiments recorded.
  */
-import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { readBounded } from './attempt.ts';
 
 /** What one entry records. */
 export interface NoteEntry {
@@ -58,8 +59,9 @@ export function appendNote(file: string, e: NoteEntry): void {
 export function recordedExperiments(file: string): Map<string, number> {
   const counts = new Map<string, number>();
   if (!existsSync(file)) return counts;
-  // Notes are the student's own file: bound what is read, a lab book is never this large.
-  const text = readFileSync(file, 'utf8').slice(0, 4 * 2 ** 20);
+  // Notes are the student's own file: read a bounded prefix, a lab book is never this large.
+  const read = readBounded(file, 4 * 2 ** 20);
+  const text = 'text' in read ? read.text : '';
   for (const m of text.matchAll(/^## ([a-z0-9]+(?:-[a-z0-9]+)*) · /gm)) counts.set(m[1]!, (counts.get(m[1]!) ?? 0) + 1);
   return counts;
 }

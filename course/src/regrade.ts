@@ -6,7 +6,7 @@
  * course's own bank (never anything from the student's repository), and
  * grades the recorded answers. The best counted attempt is the score.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { basename } from 'node:path';
 import { MAX_ATTEMPT_FILE_BYTES, readBounded, type AttemptsFile } from './attempt.ts';
 import { gradeAttempt, passes, type AttemptResult, type QuestionResult } from './grade-attempt.ts';
@@ -70,16 +70,18 @@ export async function regradeAttempt(file: string, opts: RegradeOptions = {}): P
     const ch = chapterNo === null ? undefined : course.chapters[chapterNo - 1];
     return { file, chapter: chapterNo, status, score: 0, maxScore: ch?.knowledgeCheck?.questions ?? 0, passed: false, attempts: 0, best: null, questions: [], attemptResults: [], problems, notes };
   };
-  if (!existsSync(file)) return empty('missing', []);
-  if (!statSync(file).isFile()) return empty('invalid', ['not a regular file']);
+  if (!existsSync(file) && !lstatSync(file, { throwIfNoEntry: false })) return empty('missing', []);
+  // A link could point anywhere on the grading machine: an attempt file is a plain file or nothing.
+  if (!lstatSync(file).isFile()) return empty('invalid', ['not a regular file (a folder, or a symbolic link)']);
   const maxBytes = opts.maxBytes ?? MAX_ATTEMPT_FILE_BYTES;
   const read = readBounded(file, maxBytes);
   if ('tooLarge' in read) return empty('invalid', [`the file is larger than ${maxBytes} bytes, more than any honest attempt file; it was not read`]);
   let data: unknown;
   try {
     data = JSON.parse(read.text);
-  } catch (e) {
-    return empty('invalid', [`not JSON: ${(e as Error).message}`]);
+  } catch {
+    // Not the parser's message: it quotes the start of the file, which need not be shown to anyone.
+    return empty('invalid', ['not JSON: the file does not parse']);
   }
   const stripped = structuredClone(data);
   const validate = validatorFor('attempt.schema.json', { strip: true });

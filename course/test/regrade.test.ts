@@ -5,7 +5,7 @@
  * reason; a repeated seed does not count; and questions added to a bank
  * later do not change the questions of an older attempt.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import bank1 from '../chapters/01-data-parallelism/bank.ts';
@@ -123,6 +123,9 @@ describe('files that are not attempts', () => {
     const shape = await regradeAttempt(file({ schemaVersion: 1, chapter: 1, attempts: [{ seed: -4, questions: 'all right' }] }));
     expect(shape.status).toBe('invalid');
     expect(shape.problems.join('\n')).toMatch(/attempts\/0\/seed|missing field/);
+    const link = join(scratch(), 'quiz-1.json');
+    symlinkSync('/etc/hostname', link);
+    expect(await regradeAttempt(link)).toMatchObject({ status: 'invalid', problems: [expect.stringMatching(/symbolic link/)] });
     const missing = await regradeAttempt(join(scratch(), '.course', 'quiz-1.json'));
     expect(missing).toMatchObject({ status: 'missing', score: 0, maxScore: 10, passed: false });
   });
