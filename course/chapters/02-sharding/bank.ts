@@ -1,0 +1,34 @@
+/**
+ * Chapter 2's knowledge check: sharding the training state, ZeRO stages 1-3
+ * and FSDP. Each question lives with its topic in questions/; this file
+ * lists them. Raise `revision` when questions are added or retired, and
+ * give new ones `since: <new revision>` (see docs/authoring.md, "The course").
+ */
+import { defineBank } from '../../src/authoring.ts';
+import { communicationVolume, fsdpIsDataParallel, fsdpPeakParameters, whyStage3CostsMore } from './questions/fsdp.ts';
+import { bytesPerParameter, dataParallelStates, leastStageThatFits, minimumRanks, notSharded, whatEachStageShards, zeroStageMemory } from './questions/memory.ts';
+import { adamHidesSum, agreementIsNotParity, elementOwner, optimizerStateStaysLocal, shardStateBytes } from './questions/sharding.ts';
+
+/** Chapter 2's bank. */
+export default defineBank({
+  chapter: 2,
+  revision: 1,
+  questions: [
+    dataParallelStates,
+    zeroStageMemory,
+    minimumRanks,
+    bytesPerParameter,
+    shardStateBytes,
+    elementOwner,
+    communicationVolume,
+    fsdpPeakParameters,
+    leastStageThatFits,
+    whatEachStageShards,
+    notSharded,
+    agreementIsNotParity,
+    optimizerStateStaysLocal,
+    adamHidesSum,
+    whyStage3CostsMore,
+    fsdpIsDataParallel,
+  ],
+});

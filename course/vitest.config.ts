@@ -1,0 +1,9 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    reporters: ['default', '../scripts/vitest-count-reporter.ts'],
+    testTimeout: 60_000,
+  },
+});
