@@ -21,7 +21,7 @@ function workspacePackages(): string[] {
     if (!existsSync(dir)) continue;
     for (const name of readdirSync(dir)) if (existsSync(join(dir, name, 'package.json'))) out.push(join(dir, name));
   }
-  if (existsSync(join(root, 'grader', 'package.json'))) out.push(join(root, 'grader'));
+  for (const single of ['grader', 'course']) if (existsSync(join(root, single, 'package.json'))) out.push(join(root, single));
   return out;
 }
 
@@ -60,7 +60,9 @@ const turbo = join(root, 'node_modules', '.bin', 'turbo');
 // small machine (and its timeouts).
 const typecheck = spawnSync(turbo, ['run', 'typecheck', '--continue', '--output-logs=errors-only', ...args], { cwd: root, env, stdio: 'inherit' });
 const tests = spawnSync(turbo, ['run', 'test', '--continue', '--concurrency=1', '--output-logs=new-only', ...args], { cwd: root, env, stdio: 'inherit' });
-const run = { status: typecheck.status || tests.status };
+// A task killed by a signal has no exit status (null): that is a failure, not a pass.
+const exitOf = (r: { status: number | null }) => r.status ?? 1;
+const run = { status: exitOf(typecheck) || exitOf(tests) };
 
 let passed = 0;
 let failed = 0;

@@ -26,8 +26,16 @@ describe('checkCourse', () => {
   it('finds no error in the course, and runs its experiments', async () => {
     const found = await checkCourse(undefined, { runExperiments: true });
     expect(errors(found)).toEqual([]);
-    // ex03's manifest still says chapter 3 (from before the course had chapters): a warning, the manifest decides.
-    expect(found.filter((f) => f.level === 'warning').map((f) => f.subject)).toEqual(['ex03-zero-sharding']);
+    expect(found.filter((f) => f.level === 'warning').map((f) => `${f.subject}: ${f.message}`)).toEqual([]);
+  });
+
+  it('warns when an exercise manifest names another chapter than the course manifest does', async () => {
+    const root = scratchRepo();
+    const file = join(root, 'exercises', 'ex03-zero-sharding', 'exercise.json');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"chapter": 2', '"chapter": 3'));
+    const found = await checkCourse(root);
+    expect(found.filter((f) => f.level === 'warning').map((f) => f.message)).toEqual([expect.stringMatching(/ex03-zero-sharding\/exercise\.json says chapter 3, but course\/course\.json puts it in chapter 2/)]);
+    cleanup(root);
   });
 
   it('catches a chapter that lists a missing exercise, and an exercise in no chapter or in two', async () => {
