@@ -97,6 +97,8 @@ export class Context implements CheckContext {
   readonly comm: CommSummary = { messages: 0, bytes: 0, virtualTimeUs: 0 };
   /** Rank output dropped beyond the limit, over every launch of this check. */
   outputDroppedBytes = 0;
+  /** Whether text from the submission was cut to its bound (see `bounded`). */
+  readonly textCut = { cut: false };
   private launches = 0;
 
   constructor(
@@ -166,7 +168,7 @@ export class Context implements CheckContext {
     if (cause) {
       const where = `with ${spec.worldSize} rank${spec.worldSize === 1 ? '' : 's'}`;
       const err = cause.error;
-      const text = err ? bounded(`${err.name}: ${err.message}`, RANK_ERROR_LIMIT) : 'no error recorded';
+      const text = err ? bounded(`${err.name}: ${err.message}`, RANK_ERROR_LIMIT, this.textCut) : 'no error recorded';
       if (cause.status === 'timeout') throw new CheckTimeout(`${where}: rank ${cause.rank} timed out: ${text}`);
       if (err?.name === 'DeadlockError') throw new CheckFailure(`${where}: ${err.message}`, { rank: null, index: null, expected: null, actual: null, label: 'deadlock' });
       throw new CheckFailure(`${where}: rank ${cause.rank} ${cause.status === 'killed' ? 'was killed' : 'failed'}: ${text}`, { rank: cause.rank, index: null, expected: null, actual: null, label: 'error' });

@@ -27,9 +27,10 @@ export async function runCheck(job: GradingJob, manifest: Manifest, id: string, 
     status,
     // Bounded here too, generously (the grader bounds it again, and flags what it cuts): a message
     // quotes rank errors, which the submission writes, and travels over the result channel.
-    message: bounded([message, ...ctx.notes].filter(Boolean).join('\n'), 4 * TEXT_LIMITS.message),
+    message: bounded([message, ...ctx.notes].filter(Boolean).join('\n'), 4 * TEXT_LIMITS.message, ctx.textCut),
     ...(ctx.comm.messages > 0 || ctx.comm.virtualTimeUs > 0 ? { comm: { ...ctx.comm } } : {}),
     ...(ctx.outputDroppedBytes > 0 ? { outputDroppedBytes: ctx.outputDroppedBytes } : {}),
+    ...(ctx.textCut.cut ? { textCut: true } : {}),
     ...extra,
     durationMs: Math.round(performance.now() - started),
   });

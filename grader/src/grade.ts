@@ -282,6 +282,6 @@ function runFlags(run: IsolatedRun, policySkipped = false): RubricFlag[] {
   if (run.ended === 'timeout' || run.results.some((r) => r.status === 'timeout')) flags.push('timeout');
   if (run.ended === 'out-of-memory') flags.push('out-of-memory');
   if (run.ended === 'crashed') flags.push('crashed');
-  if (run.droppedBytes > 0 || run.results.some((r) => (r.outputDroppedBytes ?? 0) > 0)) flags.push('output-truncated');
+  if (run.droppedBytes > 0 || run.results.some((r) => (r.outputDroppedBytes ?? 0) > 0 || r.textCut)) flags.push('output-truncated');
   return flags;
 }

@@ -19,6 +19,8 @@ export interface CheckResult {
   comm?: CommSummary;
   /** Bytes of rank output dropped beyond the capture limit (only when some were). */
   outputDroppedBytes?: number;
+  /** Set when text from the submission (a rank's error message) was cut to its bound in this check's message. */
+  textCut?: boolean;
   durationMs: number;
 }
 

@@ -15,7 +15,8 @@ export interface ProgressView {
   stop(): void;
 }
 
-const key = (p: PairRef) => `${p.student}/${p.exercise}`;
+// A student id is a folder name: shown printable() wherever it is printed.
+const key = (p: PairRef) => printable(`${p.student}/${p.exercise}`);
 
 function seconds(ms: number): string {
   const s = Math.round(ms / 1000);
@@ -56,7 +57,7 @@ class Tally {
 function outcome(e: Extract<BatchEvent, { type: 'graded' }>): string {
   const r = e.rubric;
   const flags = r.flags?.length ? ` [${r.flags.join(', ')}]` : '';
-  return `${e.pair.student} ${e.pair.exercise} ${r.status} ${r.score}/${r.maxScore} ${(r.durationMs / 1000).toFixed(1)}s${flags}`;
+  return `${printable(e.pair.student)} ${e.pair.exercise} ${r.status} ${r.score}/${r.maxScore} ${(r.durationMs / 1000).toFixed(1)}s${flags}`;
 }
 
 function plannedLine(e: Extract<BatchEvent, { type: 'planned' }>): string {
@@ -85,7 +86,7 @@ export class LineProgress implements ProgressView {
       this.write(plannedLine(e));
       for (const p of e.problems) this.write(`  note: ${printable(p)}`);
     } else if (e.type === 'graded') this.write(`[${this.tally.done}/${this.tally.total}] ${outcome(e)}`);
-    else if (e.type === 'stopping') this.write(`stopping: ${e.reason}`);
+    else if (e.type === 'stopping') this.write(`stopping: ${printable(e.reason)}`);
   }
 
   stop(): void {
