@@ -33,7 +33,7 @@ import { writeAtomic } from './atomic.ts';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { compileModules, type PrecompiledModules } from '@dtlab/runtime/precompile';
-import { coursePackageDirs, GRADER_DIR, HIDDEN_CHECKS_DIR, PUBLIC_CHECKS_DIR, ROOT, WORK_DIR } from './paths.ts';
+import { coursePackageDirs, coursePackages, GRADER_DIR, HIDDEN_CHECKS_DIR, PUBLIC_CHECKS_DIR, ROOT, WORK_DIR } from './paths.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -156,15 +156,13 @@ export function workerBundle(): string | null {
 
 /** What the workers' bundle holds: the course packages by name, the grading process's entry and the check modules. */
 export function bundleContents(): { packages: string[]; modules: string[] } {
-  const names = coursePackageDirs().flatMap((p) => {
-    const file = join(p, 'package.json');
-    return existsSync(file) ? [(JSON.parse(readFileSync(file, 'utf8')) as { name: string }).name] : [];
-  });
+  const names = coursePackages().map((p) => p.name);
   return {
-    // '@dtlab/grader/program' is what rank programs import from the grader; its index would bring the whole grader.
-    packages: [...names, '@dtlab/grader/program'],
-    // The grading process runs child.ts from the bundle too (child-boot.cjs).
-    modules: [join(GRADER_DIR, 'src', 'child.ts'), ...modulesUnder(PUBLIC_CHECKS_DIR, notCourseCode), ...modulesUnder(HIDDEN_CHECKS_DIR, notCourseCode)],
+    // '@dtlab/grader' is what checks and rank programs import from the grader: the check API, small on
+    // purpose (the engine is '@dtlab/grader/grading', which the grading process reaches through child.ts).
+    packages: [...names, '@dtlab/grader'],
+    // The grading process runs grading-process.ts from the bundle too (grading-process-boot.cjs).
+    modules: [join(GRADER_DIR, 'src', 'grading-process.ts'), ...modulesUnder(PUBLIC_CHECKS_DIR, notCourseCode), ...modulesUnder(HIDDEN_CHECKS_DIR, notCourseCode)],
   };
 }
 

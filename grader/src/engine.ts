@@ -7,7 +7,7 @@ import type { WorkerPool } from '@dtlab/runtime';
 import { CheckFailure, CheckTimeout, type CheckModule, type SharedRuns } from './check-api.ts';
 import { Context } from './context.ts';
 import type { Manifest } from './manifest.ts';
-import type { CheckResult, GradingJob } from './results.ts';
+import type { CheckResult, GradingJob } from './protocol.ts';
 import { bounded, TEXT_LIMITS } from './text.ts';
 
 /** Imports a check module; null for a missing one (hidden checks in a student copy). */

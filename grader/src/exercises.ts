@@ -6,6 +6,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { EXERCISES_DIR } from './paths.ts';
 import { loadManifest, type Manifest } from './manifest.ts';
+import { UserError } from './user-error.ts';
 
 /** An exercise of the curriculum. */
 export interface Exercise {
@@ -31,7 +32,7 @@ export function listExercises(root = EXERCISES_DIR): Exercise[] {
 }
 
 /** An unknown exercise name: lists the ones there are. */
-export class UnknownExerciseError extends Error {
+export class UnknownExerciseError extends UserError {
   override name = 'UnknownExerciseError';
 }
 

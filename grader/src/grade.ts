@@ -13,7 +13,7 @@ import { precompiledFor } from './compile-cache.ts';
 import { formatViolations, type PolicyViolation } from './policy.ts';
 import { NO_SRC_SHA256, privateCopy, SubmissionError, SubmissionTooLargeError, type PrivateCopy } from './submission.ts';
 import { runIsolated, type IsolatedRun, type Limits } from './isolate.ts';
-import type { ChildMessage, CheckResult, GradingJob } from './results.ts';
+import type { ChildMessage, CheckResult, GradingJob } from './protocol.ts';
 import { NO_HIDDEN_CHECKS_NOTE, prepareRubricValidator, type Rubric, type RubricCheck, type RubricFlag } from './rubric.ts';
 import { bounded, TEXT_LIMITS } from './text.ts';
 import { graderVersion } from './version.ts';

@@ -10,14 +10,14 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn, spawnSync } from 'node:child_process';
-import type { ChildMessage, CheckResult, GradingJob, PolicyResult } from './results.ts';
-import { GRADER_DIR, PACKAGES_DIR, ROOT, WORK_DIR } from './paths.ts';
+import type { ChildMessage, CheckResult, GradingJob, PolicyResult } from './protocol.ts';
+import { coursePackageDirs, GRADER_DIR, ROOT, WORK_DIR } from './paths.ts';
 import { ownedName } from './leftovers.ts';
 import { writeAtomic } from './atomic.ts';
 import { COMPILE_CACHE_DIR, ensureCompileCache } from './compile-cache.ts';
 
-// Plain JavaScript that loads child.ts (the grading process) through tsx.
-const CHILD_BOOT = fileURLToPath(new URL('./child-boot.cjs', import.meta.url));
+// Plain JavaScript that loads grading-process.ts (the grading process) through tsx.
+const CHILD_BOOT = fileURLToPath(new URL('./grading-process-boot.cjs', import.meta.url));
 const OUTPUT_CAP = 64 * 1024;
 const PROBE_FILE = join(WORK_DIR, 'sandbox-probe.json');
 const RSS_POLL_MS = 100;
@@ -67,7 +67,7 @@ export function sandboxFlags(): string[] {
   const flag = has('--permission') ? '--permission' : has('--experimental-permission') ? '--experimental-permission' : null;
   if (!flag || process.env.DTLAB_SANDBOX === '0') return sandbox;
   mkdirSync(WORK_DIR, { recursive: true });
-  const reads = [join(ROOT, 'node_modules'), PACKAGES_DIR, GRADER_DIR, COMPILE_CACHE_DIR].map((d) => `--allow-fs-read=${d}/*`);
+  const reads = [join(ROOT, 'node_modules'), ...coursePackageDirs(), GRADER_DIR, COMPILE_CACHE_DIR].map((d) => `--allow-fs-read=${d}/*`);
   // The model's own start-up warnings would only bury a crash's last lines.
   const quiet = has('--disable-warning') ? ['--disable-warning=ExperimentalWarning', '--disable-warning=SecurityWarning'] : [];
   const flags = [flag, ...reads, `--allow-fs-read=${join(ROOT, 'package.json')}`, '--allow-worker', ...quiet];
@@ -200,7 +200,7 @@ export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   // The first message gives the grading process a key for this run, before any submission code
-  // runs in it; every result it sends back is signed with it (child.ts). Anything else that turns
+  // runs in it; every result it sends back is signed with it (grading-process.ts). Anything else that turns
   // up on the channel was written by someone else in the process: none of its results are kept.
   const key = randomBytes(32);
   let forged = 0;

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { ErrorObject } from 'ajv';
 import { schemaValidator, type Validator } from './validators.ts';
+import { UserError } from './user-error.ts';
 
 /** One check of an exercise as the manifest declares it. */
 export interface ManifestCheck {
@@ -39,7 +40,7 @@ export interface Manifest {
 }
 
 /** A manifest that is not valid: names the file and every problem. */
-export class ManifestError extends Error {
+export class ManifestError extends UserError {
   override name = 'ManifestError';
   constructor(
     readonly file: string,

@@ -2,7 +2,7 @@
  * Where things are: the repository root, exercises, solutions, the grader's
  * check modules and the students' grade records.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 export const GRADER_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** The repository root. */
 export const ROOT = join(GRADER_DIR, '..');
-/** The course packages: `packages/<name>/` (tensor, runtime, collectives). */
+/** The libraries' folder, `packages/` (tensor, runtime, collectives...). */
 export const PACKAGES_DIR = join(ROOT, 'packages');
 /** Exercises: `exercises/exNN-slug/`. */
 export const EXERCISES_DIR = join(ROOT, 'exercises');
@@ -33,7 +33,32 @@ export function checkModulePath(folder: string, visibility: 'public' | 'hidden')
   return existsSync(p) ? p : null;
 }
 
-/** The folder of every course package, in sorted order (none if there is no packages/). */
+/** A workspace package: its name and folder. */
+export interface WorkspacePackage {
+  name: string;
+  dir: string;
+}
+
+let coursePackagesFound: WorkspacePackage[] | undefined;
+
+/**
+ * The course packages: the workspace packages the grader depends on
+ * (`workspace:` in grader/package.json), sorted by name. What decides a
+ * verdict follows from this one list: the grader's version, the code the
+ * compile cache holds, the kit's turbo inputs, what a student export takes.
+ * A package the grader does not depend on cannot change a verdict.
+ */
+export function coursePackages(): WorkspacePackage[] {
+  if (coursePackagesFound) return coursePackagesFound;
+  const pkg = JSON.parse(readFileSync(join(GRADER_DIR, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  coursePackagesFound = Object.entries(pkg.dependencies ?? {})
+    .filter(([, spec]) => spec.startsWith('workspace:'))
+    .map(([name]) => ({ name, dir: realpathSync(join(GRADER_DIR, 'node_modules', ...name.split('/'))) }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  return coursePackagesFound;
+}
+
+/** The folder of every course package (see coursePackages). */
 export function coursePackageDirs(): string[] {
-  return existsSync(PACKAGES_DIR) ? readdirSync(PACKAGES_DIR).sort().map((p) => join(PACKAGES_DIR, p)) : [];
+  return coursePackages().map((p) => p.dir);
 }

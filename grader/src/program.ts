@@ -1,6 +1,6 @@
 /**
  * Helpers for rank programs, the code that check modules run on the ranks
- * (`@dtlab/grader/program`). This module is small on purpose: it is loaded
+ * (exported by `@dtlab/grader`). This module is small on purpose: it is loaded
  * in every rank worker next to the submission.
  */
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,7 +14,7 @@ export function programPath(metaUrl: string, relative: string): string {
  * Loads the module at `file` the way this module itself was loaded. Rank
  * workers and the grading process load everything as CommonJS, from the
  * course bundle or through tsx's require hook (the runtime's pool.ts and
- * precompiled-loader.cjs, child-boot.cjs); elsewhere (the inline backend,
+ * precompiled-loader.cjs, grading-process-boot.cjs); elsewhere (the inline backend,
  * tests, benchmarks) modules are ES modules.
  */
 export async function importModule(file: string): Promise<Record<string, unknown>> {

@@ -5,7 +5,7 @@
  * sees half a rubric.
  */
 import type { Divergence } from './check-api.ts';
-import type { CheckStatus } from './results.ts';
+import type { CheckStatus } from './protocol.ts';
 import type { CommSummary } from './context.ts';
 import { describeAjvErrors } from './manifest.ts';
 import { writeAtomic } from './atomic.ts';

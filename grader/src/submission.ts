@@ -9,12 +9,13 @@ import { basename, join, resolve } from 'node:path';
 import { WORK_DIR } from './paths.ts';
 import { filesUnder } from './files.ts';
 import { ownedName } from './leftovers.ts';
+import { UserError } from './user-error.ts';
 
 /** The fingerprint recorded for a submission folder without `src/` (nothing to hash). */
 export const NO_SRC_SHA256 = '0'.repeat(64);
 
 /** A submission folder that cannot be graded: names it and what is missing. */
-export class SubmissionError extends Error {
+export class SubmissionError extends UserError {
   override name = 'SubmissionError';
 }
 

@@ -2,9 +2,10 @@
  * The grader's version, recorded in every rubric: the package version plus
  * a fingerprint of everything a verdict depends on: the grader's code, its
  * check modules and schemas, and the course packages the checks run on
- * (tensor, runtime, collectives). A change to any of them changes the
- * version, so a batch rerun regrades; a change to the authoring kit or the
- * command lines does not.
+ * (the grader's workspace dependencies: paths.ts, coursePackages). A change
+ * to any of them changes the version, so a batch rerun regrades; a change to
+ * the command lines, or to a package the grader does not depend on (the
+ * authoring kit), does not.
  */
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -12,8 +13,8 @@ import { join } from 'node:path';
 import { filesUnder } from './files.ts';
 import { coursePackageDirs, GRADER_DIR, ROOT } from './paths.ts';
 
-// Grader code that decides no verdict: the authoring kit and the command lines.
-const NOT_VERDICTS = ['kit', 'cli'];
+// Grader code that decides no verdict: the command lines.
+const NOT_VERDICTS = ['cli'];
 
 let cached: string | undefined;
 
@@ -28,7 +29,7 @@ export function graderVersion(): string {
   const pkg = JSON.parse(readFileSync(join(GRADER_DIR, 'package.json'), 'utf8')) as { version: string };
   const h = createHash('sha256');
   const grader = [files(join(GRADER_DIR, 'src'), (rel) => NOT_VERDICTS.includes(rel)), ...['checks', 'hidden', 'schema'].map((d) => files(join(GRADER_DIR, d)))].flat();
-  const packages = coursePackageDirs().flatMap((p) => files(join(p, 'src')));
+  const packages = coursePackageDirs().flatMap((p) => [...files(join(p, 'src')), join(p, 'package.json')]);
   for (const f of [...grader, ...packages]) h.update(f.slice(ROOT.length)).update(readFileSync(f));
   cached = `${pkg.version}+${h.digest('hex').slice(0, 12)}`;
   return cached;

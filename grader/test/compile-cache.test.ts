@@ -15,7 +15,7 @@ const entries = () => readdirSync(COMPILE_CACHE_DIR, { withFileTypes: true }).fi
 describe('the compiled-code cache', () => {
   it('lists the course modules a grading loads, and no command line', () => {
     const mods = courseModules().map((f) => f.slice(ROOT.length + 1));
-    for (const m of ['packages/runtime/src/backends/worker-main.ts', 'packages/collectives/src/index.ts', 'grader/src/child.ts', 'grader/checks/ex01-allreduce-mean/checks.ts', 'grader/hidden/ex01-allreduce-mean/checks.ts']) expect(mods).toContain(m);
+    for (const m of ['packages/runtime/src/backends/worker-main.ts', 'packages/collectives/src/index.ts', 'grader/src/grading-process.ts', 'grader/checks/ex01-allreduce-mean/checks.ts', 'grader/hidden/ex01-allreduce-mean/checks.ts']) expect(mods).toContain(m);
     expect(mods.filter((m) => m.includes('/cli/') || m.endsWith('.test.ts'))).toEqual([]);
   });
 
@@ -47,7 +47,7 @@ describe('the compiled-code cache', () => {
     expect(bundle).toMatch(/worker-bundle-[0-9a-f]{16}\.cjs$/);
     const table = Object.keys((createRequire(import.meta.url)(bundle!) as { modules: Record<string, unknown> }).modules).map((f) => f.slice(ROOT.length + 1));
     for (const m of ['packages/runtime/src/backends/worker-main.ts', 'packages/tensor/src/index.ts', 'packages/collectives/src/index.ts', 'grader/src/program.ts', 'grader/checks/ex01-allreduce-mean/programs.ts', 'grader/hidden/ex03-zero-sharding/programs.ts']) expect(table).toContain(m);
-    expect(table).toContain('grader/src/child.ts'); // the grading process's own code
+    expect(table).toContain('grader/src/grading-process.ts'); // the grading process's own code
     for (const m of ['grader/src/index.ts', 'grader/src/grade.ts', 'grader/src/batch/run.ts']) expect(table).not.toContain(m);
   }, 60_000);
 

@@ -4,8 +4,7 @@
  * rank's result with the exact mean computed here.
  */
 import type { Tensor } from '@dtlab/tensor';
-import type { CheckContext, CheckFn } from '@dtlab/grader';
-import { programPath } from '@dtlab/grader/program';
+import { programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { expectedMeans } from './data.ts';
 
 const ENTRY = 'src/allreduce-mean.ts';

@@ -4,7 +4,7 @@
  */
 import type { Comm } from '@dtlab/runtime';
 import type { Tensor } from '@dtlab/tensor';
-import { loadExport } from '@dtlab/grader/program';
+import { loadExport } from '@dtlab/grader';
 import { rankTensors } from './data.ts';
 
 type AllReduceMean = (comm: Comm, tensors: Tensor[]) => Promise<void>;

@@ -10,7 +10,7 @@
  */
 import type { Comm } from '@dtlab/runtime';
 import { Tensor, zeros } from '@dtlab/tensor';
-import { loadExport } from '@dtlab/grader/program';
+import { loadExport } from '@dtlab/grader';
 import { rankInput } from './data.ts';
 
 /** Tag of the fence after call k: FENCE_TAG + k. */

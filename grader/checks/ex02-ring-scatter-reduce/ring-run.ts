@@ -10,8 +10,7 @@
  */
 import { chunkBounds, deriveSeed, type ChunkBound, type Tensor } from '@dtlab/tensor';
 import type { TraceEvent } from '@dtlab/runtime';
-import type { CheckContext } from '@dtlab/grader';
-import { programPath } from '@dtlab/grader/program';
+import { programPath, type CheckContext } from '@dtlab/grader';
 import { FENCE_TAG } from './programs.ts';
 
 const ENTRY = 'src/ring-scatter-reduce.ts';

@@ -6,8 +6,7 @@
  */
 import { chunkBounds, unflattenTensors, type Tensor } from '@dtlab/tensor';
 import type { LaunchResult } from '@dtlab/runtime';
-import type { CheckContext, CheckFn, RunSpec, ValueShape } from '@dtlab/grader';
-import { programPath } from '@dtlab/grader/program';
+import { programPath, type CheckContext, type CheckFn, type RunSpec, type ValueShape } from '@dtlab/grader';
 import { BYTES_PER_ELEMENT, CHECK_OPTIONS, STATE_SLACK_BYTES, checkpointBytes, expectedParamsByStep, paramCount, stateBytesRange, type GradSpec } from './data.ts';
 import type { StepsResult } from './programs.ts';
 

@@ -5,7 +5,7 @@
  */
 import type { Comm } from '@dtlab/runtime';
 import { flattenTensors, noGrad, unflattenTensors, type Tensor, type optim } from '@dtlab/tensor';
-import { loadExport } from '@dtlab/grader/program';
+import { loadExport } from '@dtlab/grader';
 import { initialParams, rankGrads, type GradSpec } from './data.ts';
 
 /** The submission's class, as the rank programs use it. */

@@ -10,8 +10,7 @@
  * same numbers in different orders).
  */
 import { Tensor, nn, optim } from '@dtlab/tensor';
-import type { CheckFn } from '@dtlab/grader';
-import { programPath } from '@dtlab/grader/program';
+import { programPath, type CheckFn } from '@dtlab/grader';
 import { makeModel, miniBatch, type Experiment } from './experiment.ts';
 import { checkMeans } from '../../checks/ex01-allreduce-mean/checks.ts';
 

@@ -3,7 +3,7 @@
  */
 import { nn, optim, type Tensor } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
-import { loadExport } from '@dtlab/grader/program';
+import { loadExport } from '@dtlab/grader';
 import { makeModel, miniBatch, type Experiment } from './experiment.ts';
 
 type AllReduceMean = (comm: Comm, tensors: Tensor[]) => Promise<void>;

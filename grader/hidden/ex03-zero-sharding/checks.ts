@@ -20,8 +20,7 @@
  */
 import { chunkBounds, deriveSeed } from '@dtlab/tensor';
 import type { RankStats } from '@dtlab/runtime';
-import type { CheckContext, CheckFn } from '@dtlab/grader';
-import { programPath } from '@dtlab/grader/program';
+import { programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { makeModel, singleProcessTraining, type Experiment } from './experiment.ts';
 import { BYTES_PER_ELEMENT, CHECK_OPTIONS, STATE_SLACK_BYTES } from '../../checks/ex03-zero-sharding/data.ts';
 import { expectCheckpointRoundTrip, expectParity, shardSizes, type ParamLayout } from '../../checks/ex03-zero-sharding/checks.ts';

@@ -3,7 +3,7 @@
  */
 import type { Comm } from '@dtlab/runtime';
 import { flattenTensors, nn, noGrad, unflattenTensors, type Tensor } from '@dtlab/tensor';
-import { loadExport } from '@dtlab/grader/program';
+import { loadExport } from '@dtlab/grader';
 import { makeModel, miniBatch, type Experiment } from './experiment.ts';
 import type { StepsResult, ZeroAdamWClass } from '../../checks/ex03-zero-sharding/programs.ts';
 

@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Exercise } from '../exercises.ts';
+import { UserError } from '../user-error.ts';
 
 /** Where one student's work is. */
 export interface StudentSource {
@@ -28,7 +29,7 @@ export interface Discovered {
 export const RESERVED_NAMES = new Set(['gradebook.csv', 'summary.json', 'batch.json', 'gradescope']);
 
 /** A submissions folder that cannot be read. */
-export class DiscoverError extends Error {
+export class DiscoverError extends UserError {
   override name = 'DiscoverError';
 }
 

@@ -12,9 +12,10 @@ import { writeGradebook, type Gradebook } from './gradebook.ts';
 import { gradescopePath, listRubrics, type FoundRubric } from './layout.ts';
 import { readRecord, writeRecord, type BatchRecord } from './record.ts';
 import { writeAtomic } from '../rubric.ts';
+import { UserError } from '../user-error.ts';
 
 /** Shards that cannot be merged; the message says why and what to do. */
-export class MergeError extends Error {
+export class MergeError extends UserError {
   override name = 'MergeError';
 }
 

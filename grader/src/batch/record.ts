@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { writeAtomic } from '../rubric.ts';
 import { formatShard, type Shard } from './shard.ts';
 import { jsonText } from '../text.ts';
+import { UserError } from '../user-error.ts';
 
 /** The contents of batch.json. */
 export interface BatchRecord {
@@ -31,7 +32,7 @@ export interface BatchRecord {
 export const RECORD_FILE = 'batch.json';
 
 /** An output folder that belongs to another batch. */
-export class RecordError extends Error {
+export class RecordError extends UserError {
   override name = 'RecordError';
 }
 

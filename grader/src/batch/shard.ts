@@ -10,6 +10,7 @@
  * `--shard-count`). Shards are numbered from 1, as in `--shard 1/4`.
  */
 import { createHash } from 'node:crypto';
+import { UserError } from '../user-error.ts';
 
 /** One shard of n: `index` from 1 to `count`. */
 export interface Shard {
@@ -20,7 +21,7 @@ export interface Shard {
 }
 
 /** A shard that cannot be understood: names the value and the form expected. */
-export class ShardError extends Error {
+export class ShardError extends UserError {
   override name = 'ShardError';
 }
 

@@ -9,10 +9,9 @@ export interface Parsed {
   options: Record<string, string | true>;
 }
 
-/** A command line that cannot be understood; exit code 2. */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+import { UsageError, UserError } from '../user-error.ts';
+
+export { UsageError };
 
 /** Parses `argv`; `valued` options take a value, `flags` do not. */
 export function parseArgs(argv: string[], valued: readonly string[], flags: readonly string[] = [], usage = ''): Parsed {
@@ -46,9 +45,12 @@ export async function runCli(main: () => Promise<number>): Promise<void> {
   try {
     process.exitCode = await main();
   } catch (e) {
-    const err = e as Error;
-    const known = ['UsageError', 'UnknownExerciseError', 'ManifestError', 'SubmissionError'].includes(err?.name);
-    console.error(known ? err.message : `error: ${err?.stack ?? String(e)}`);
-    process.exitCode = 2;
+    if (e instanceof UserError) {
+      console.error(e.message);
+      process.exitCode = e.exitCode;
+    } else {
+      console.error(`error: ${(e as Error)?.stack ?? String(e)}`);
+      process.exitCode = 2;
+    }
   }
 }

@@ -5,7 +5,7 @@
  */
 import { findExercise } from '../exercises.ts';
 import { palette } from '../report.ts';
-import { lastRubric } from '../state.ts';
+import { lastRubric } from '../grade-records.ts';
 import { parseArgs, runCli, UsageError } from './args.ts';
 
 const USAGE = 'usage: pnpm explain exNN [--anyway]';

@@ -17,7 +17,7 @@ import { gradeSubmission } from '../grade.ts';
 import { sweepLeftovers } from '../leftovers.ts';
 import { formatReport, palette } from '../report.ts';
 import { toGradescope, validateRubric, writeAtomic, writeRubric } from '../rubric.ts';
-import { defaultRubricPath, hintsShown, lastRubric } from '../state.ts';
+import { defaultRubricPath, hintsShown, lastRubric } from '../grade-records.ts';
 import { recordTypeCheck, TypeChecker } from '../typecheck.ts';
 import { parseArgs, runCli, UsageError } from './args.ts';
 import { jsonText } from '../text.ts';

@@ -5,7 +5,7 @@
  */
 import { findExercise } from '../exercises.ts';
 import { palette } from '../report.ts';
-import { hintsShown, setHintsShown } from '../state.ts';
+import { hintsShown, setHintsShown } from '../grade-records.ts';
 import { parseArgs, runCli, UsageError } from './args.ts';
 
 const USAGE = 'usage: pnpm hint exNN [--all]';

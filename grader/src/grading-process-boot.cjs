@@ -1,0 +1,27 @@
+// The grading process's first module, in plain CommonJS, so that Node does
+// not load its ES-module loader for this process at all.
+//
+// With the course bundle (the job's `precompiled.bundle`, see
+// compile-cache.ts), the grader, the checks and the course packages load
+// from it through the runtime's precompiled-module loader, without tsx; a
+// module the bundle lacks is still loaded through tsx. Without it, they load
+// through tsx's require hook, in this thread (like a rank worker without
+// precompiled modules: see WORKER_BOOT in the runtime's pool.ts), behind the
+// tsx cache guard so that a sandboxed grading can use a read-only cache.
+'use strict';
+const { readFileSync } = require('node:fs');
+
+let job;
+try {
+  job = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+} catch {
+  // grading-process.ts reads the job again and reports what is wrong with it
+}
+const bundle = job?.precompiled?.bundle;
+if (bundle) {
+  require('@dtlab/runtime/precompiled-loader').install({ bundle });
+} else {
+  require('@dtlab/runtime/tsx-cache');
+  require('tsx/cjs/api').register();
+}
+require('./grading-process.ts').runChild(job);
