@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,10 +8,10 @@ import { fileURLToPath } from 'node:url';
 const pkg = fileURLToPath(new URL('..', import.meta.url));
 const DTRUN = join(pkg, 'bin', 'dtrun.mjs');
 
-/** Runs `node bin/dtrun.mjs ...args` from the package folder; resolves with its exit code and output. */
-function dtrun(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs `node bin/dtrun.mjs ...args` from the package folder (or `cwd`); resolves with its exit code and output. */
+function dtrun(args: string[], cwd = pkg): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [DTRUN, ...args], { cwd: pkg });
+    const child = spawn(process.execPath, [DTRUN, ...args], { cwd });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d));
@@ -49,6 +49,35 @@ describe('dtrun', () => {
     expect(r.stderr).toContain('rank 1: error: Error: rank 1 gives up');
     expect(r.stderr).toContain('rank 0: error: RankFailedError: rank 0: barrier cannot complete because rank 1 failed: Error: rank 1 gives up');
     expect(r.stderr).toMatch(/dtrun: 0\/2 ranks ok · 0 messages · 0 B sent · virtual time 0\.0 µs · wall \d+ ms\n$/);
+  });
+
+  it('runs a rank program anywhere in the repository that imports the packages by name, on both backends', async () => {
+    // The root's package.json depends on no workspace package, so its node_modules links none:
+    // dtrun resolves them as the workspace's own (bin/workspace-resolve.cjs).
+    const root = join(pkg, '..', '..');
+    const file = join(root, `.dtrun-scratch-${process.pid}.ts`);
+    writeFileSync(
+      file,
+      [
+        "import { tensor } from '@dtlab/tensor';",
+        "import type { Comm } from '@dtlab/runtime';",
+        "import { allReduce } from '@dtlab/collectives';",
+        'export async function main(comm: Comm): Promise<void> {',
+        '  const t = tensor([comm.rank + 1]);',
+        '  await allReduce(comm, t);',
+        '  console.log(`rank ${comm.rank}: sum ${t.item()}`);',
+        '}',
+      ].join('\n'),
+    );
+    try {
+      for (const backend of ['workers', 'inline']) {
+        const r = await dtrun(['-n', '3', '--backend', backend, file], root);
+        expect(r.code, `${backend}: ${r.stderr}`).toBe(0);
+        expect(r.stdout).toMatch(/rank 2: sum 6/);
+      }
+    } finally {
+      rmSync(file, { force: true });
+    }
   });
 
   it('prints the usage line and exits 0 for --help', async () => {

@@ -1,5 +1,5 @@
 /**
- * `pnpm demo`: trains a small MLP on a toy problem with @dtlab/tensor and
+ * `pnpm demo` (packages/tensor/examples/spiral.ts): trains a small MLP on a toy problem with @dtlab/tensor and
  * prints the loss falling. The data: points in the plane, labelled by which
  * of three spiral arms they lie on.
  */
