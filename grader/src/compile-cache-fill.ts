@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { register } from 'tsx/cjs/api';
 import { buildWorkerBundle } from '@dtlab/runtime/precompile';
 import { bundleContents, courseModules } from './compile-cache.ts';
-import { ROOT } from './paths.ts';
+import { GRADER_DIR } from './paths.ts';
 
 // Not this module: it is still running, so importing it would wait for itself.
 const self = fileURLToPath(import.meta.url);
@@ -27,4 +27,5 @@ for (const f of modules) {
   }
 }
 
-await buildWorkerBundle({ outFile: process.argv[2]!, resolveDir: ROOT, ...bundleContents() });
+// Package names resolve as the grader resolves them: it depends on every course package (the root on none).
+await buildWorkerBundle({ outFile: process.argv[2]!, resolveDir: GRADER_DIR, ...bundleContents() });

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildMessage, CheckResult, GradingJob, PolicyResult } from './protocol.ts';
-import { coursePackageDirs, GRADER_DIR, ROOT, WORK_DIR } from './paths.ts';
+import { coursePackageDirs, GRADER_DIR, ROOT, WORK_DIR, WORK_MODULES_DIR } from './paths.ts';
 import { ownedName } from './leftovers.ts';
 import { writeAtomic } from './atomic.ts';
 import { COMPILE_CACHE_DIR, ensureCompileCache } from './compile-cache.ts';
@@ -67,7 +67,7 @@ export function sandboxFlags(): string[] {
   const flag = has('--permission') ? '--permission' : has('--experimental-permission') ? '--experimental-permission' : null;
   if (!flag || process.env.DTLAB_SANDBOX === '0') return sandbox;
   mkdirSync(WORK_DIR, { recursive: true });
-  const reads = [join(ROOT, 'node_modules'), ...coursePackageDirs(), GRADER_DIR, COMPILE_CACHE_DIR].map((d) => `--allow-fs-read=${d}/*`);
+  const reads = [join(ROOT, 'node_modules'), WORK_MODULES_DIR, ...coursePackageDirs(), GRADER_DIR, COMPILE_CACHE_DIR].map((d) => `--allow-fs-read=${d}/*`);
   // The model's own start-up warnings would only bury a crash's last lines.
   const quiet = has('--disable-warning') ? ['--disable-warning=ExperimentalWarning', '--disable-warning=SecurityWarning'] : [];
   const flags = [flag, ...reads, `--allow-fs-read=${join(ROOT, 'package.json')}`, '--allow-worker', ...quiet];

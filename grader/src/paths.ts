@@ -2,7 +2,7 @@
  * Where things are: the repository root, exercises, solutions, the grader's
  * check modules and the students' grade records.
  */
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -61,4 +61,28 @@ export function coursePackages(): WorkspacePackage[] {
 /** The folder of every course package (see coursePackages). */
 export function coursePackageDirs(): string[] {
   return coursePackages().map((p) => p.dir);
+}
+
+/**
+ * Where the private copies' imports of the course packages resolve: a
+ * `node_modules/` in the work folder that links every course package by
+ * name. A copy sits in `.grading/<name>/`, and the repository root's
+ * node_modules links no workspace package (the root depends on none), so
+ * without these links `import '@dtlab/tensor'` would not resolve from it.
+ */
+export const WORK_MODULES_DIR = join(WORK_DIR, 'node_modules');
+
+/** Makes the work folder, with its links to the course packages (see WORK_MODULES_DIR). */
+export function ensureWorkDir(): void {
+  for (const p of coursePackages()) {
+    const link = join(WORK_MODULES_DIR, ...p.name.split('/'));
+    if (existsSync(link)) continue;
+    mkdirSync(dirname(link), { recursive: true });
+    try {
+      symlinkSync(p.dir, link, 'dir');
+    } catch (e) {
+      // another grading made it meanwhile
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+  }
 }

@@ -6,7 +6,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { closeSync, copyFileSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { WORK_DIR } from './paths.ts';
+import { ensureWorkDir, WORK_DIR } from './paths.ts';
 import { filesUnder } from './files.ts';
 import { ownedName } from './leftovers.ts';
 import { UserError } from './user-error.ts';
@@ -121,6 +121,7 @@ export function privateCopy(submissionDir: string, workDir = WORK_DIR): PrivateC
   if (st.isSymbolicLink()) {
     throw new SubmissionError(`${submissionDir}: src is a symbolic link, and a submission's src/ must be a folder of its own (links could point anywhere): hand in the files themselves`);
   }
+  if (workDir === WORK_DIR) ensureWorkDir();
   // Named with this process's pid: if it dies with kill -9, a later run removes the copy (sweepLeftovers).
   const dir = join(workDir, ownedName(basename(resolve(submissionDir)).replace(/[^A-Za-z0-9_.-]/g, '_')));
   mkdirSync(dir, { recursive: true });

@@ -20,7 +20,7 @@ import type { Exercise } from './exercises.ts';
 import type { Rubric } from './rubric.ts';
 import { privateCopy, SubmissionError } from './submission.ts';
 import { sourceFiles } from './policy.ts';
-import { coursePackageDirs, ROOT } from './paths.ts';
+import { coursePackageDirs, ROOT, WORK_MODULES_DIR } from './paths.ts';
 import { statSync } from 'node:fs';
 
 /** Sent to the worker. */
@@ -112,7 +112,7 @@ export class TypeChecker {
       const bytes = files.reduce((s, f) => s + statSync(join(copy.dir, 'src', f)).size, 0);
       if (bytes > this.maxSourceBytes) return { status: 'skipped', reason: `the source is ${bytes} bytes, over the ${this.maxSourceBytes} checked` };
       if (files.length === 0) return { status: 'skipped', reason: 'there are no source files' };
-      const readable = [copy.dir, ...coursePackageDirs(), join(ROOT, 'node_modules')];
+      const readable = [copy.dir, ...coursePackageDirs(), WORK_MODULES_DIR, join(ROOT, 'node_modules')];
       const readableFiles = [join(ROOT, 'package.json'), join(ROOT, 'tsconfig.base.json'), join(exercise.dir, 'tsconfig.json'), join(exercise.dir, 'package.json')];
       const res = await this.ask({ id: this.nextId++, dir: copy.dir, tsconfig: join(exercise.dir, 'tsconfig.json'), readable, readableFiles });
       if (res.failed) return { status: 'skipped', reason: `the compiler failed: ${res.failed}` };
