@@ -13,6 +13,7 @@ import { checkStructure } from '../src/structure.ts';
 import { studentExportPlan, exportLeaks } from '../src/export-plan.ts';
 import { scanForLeaks, secretsOf } from '../src/leaks.ts';
 import { layoutOf, REPO, type KitLayout } from '../src/layout.ts';
+import { coursePackages } from '@dtlab/grader/grading';
 import { syncTurbo, turboProblems } from '../src/turbo.ts';
 import { formatJson } from '../src/json-format.ts';
 import type { Finding } from '../src/findings.ts';
@@ -46,8 +47,10 @@ function miniRepo(folders: string[] = [EX01]): KitLayout {
   writeFileSync(layout.turboJson, formatJson({ tasks: {} }));
   syncTurbo(layout, folders);
   writeFileSync(layout.lockfile, `importers:\n${folders.flatMap((f) => [`  exercises/${f}:`, `  solutions/${f}:`]).join('\n')}\n`);
-  // Check modules import @dtlab/*: let them resolve from the real installation.
-  symlinkSync(join(REPO.root, 'node_modules'), join(root, 'node_modules'));
+  // Check modules import @dtlab/*: let them resolve to the real packages (the real root's
+  // node_modules links none of them: the root depends on no workspace package).
+  mkdirSync(join(root, 'node_modules', '@dtlab'), { recursive: true });
+  for (const p of [...coursePackages(), { name: '@dtlab/grader', dir: REPO.grader }]) symlinkSync(p.dir, join(root, 'node_modules', ...p.name.split('/')));
   return layout;
 }
 
