@@ -33,7 +33,7 @@ import { writeAtomic } from './atomic.ts';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { compileModules, type PrecompiledModules } from '@dtlab/runtime/precompile';
-import { coursePackageDirs, coursePackages, GRADER_DIR, HIDDEN_CHECKS_DIR, PUBLIC_CHECKS_DIR, ROOT, WORK_DIR } from './paths.ts';
+import { rankPackages, GRADER_DIR, HIDDEN_CHECKS_DIR, PUBLIC_CHECKS_DIR, ROOT, WORK_DIR } from './paths.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -62,7 +62,7 @@ const notCourseCode = (rel: string) => ['cli', 'node_modules'].includes(basename
  */
 export function courseModules(): string[] {
   return [
-    ...coursePackageDirs().flatMap((p) => modulesUnder(join(p, 'src'), notCourseCode)),
+    ...rankPackages().flatMap((p) => modulesUnder(join(p.dir, 'src'), notCourseCode)),
     ...modulesUnder(join(GRADER_DIR, 'src'), () => true), // its top folder only
     ...modulesUnder(PUBLIC_CHECKS_DIR, notCourseCode),
     ...modulesUnder(HIDDEN_CHECKS_DIR, notCourseCode),
@@ -156,7 +156,7 @@ export function workerBundle(): string | null {
 
 /** What the workers' bundle holds: the course packages by name, the grading process's entry and the check modules. */
 export function bundleContents(): { packages: string[]; modules: string[] } {
-  const names = coursePackages().map((p) => p.name);
+  const names = rankPackages().map((p) => p.name);
   return {
     // '@dtlab/grader' is what checks and rank programs import from the grader: the check API, small on
     // purpose (the engine is '@dtlab/grader/grading', which the grading process reaches through child.ts).

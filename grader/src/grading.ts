@@ -32,7 +32,7 @@ export { autograde, findSubmittedSrc, failureResults, type AutogradeOutcome } fr
 export { palette, formatReport, printable } from './report.ts';
 export { jsonText, bounded, TEXT_LIMITS } from './text.ts';
 export { sourceFiles, syntaxOf, type Syntax } from './source-files.ts';
-export { ROOT, GRADER_DIR, PACKAGES_DIR, EXERCISES_DIR, SOLUTIONS_DIR, PUBLIC_CHECKS_DIR, HIDDEN_CHECKS_DIR, GRADES_DIR, coursePackageDirs, coursePackages, checkModulePath, type WorkspacePackage } from './paths.ts';
+export { ROOT, GRADER_DIR, PACKAGES_DIR, EXERCISES_DIR, SOLUTIONS_DIR, PUBLIC_CHECKS_DIR, HIDDEN_CHECKS_DIR, GRADES_DIR, coursePackageDirs, coursePackages, rankPackages, checkModulePath, type WorkspacePackage } from './paths.ts';
 export { parseArgs, runCli } from './cli/args.ts';
 export { UserError, UsageError } from './user-error.ts';
 export { filesUnder } from './files.ts';

@@ -64,6 +64,17 @@ export function coursePackageDirs(): string[] {
 }
 
 /**
+ * The course packages that rank code loads (the checks' rank programs and the
+ * submissions): all but those whose package.json says
+ * `"dtlab": { "loadedByRanks": false }` (the course's quizzes and readings,
+ * which only the grader's own process reads). They are what the course
+ * bundle holds, what a confined rank hardens, and what a private copy links.
+ */
+export function rankPackages(): WorkspacePackage[] {
+  return coursePackages().filter((p) => (JSON.parse(readFileSync(join(p.dir, 'package.json'), 'utf8')) as { dtlab?: { loadedByRanks?: boolean } }).dtlab?.loadedByRanks !== false);
+}
+
+/**
  * Where the private copies' imports of the course packages resolve: a
  * `node_modules/` in the work folder that links every course package by
  * name. A copy sits in `.grading/<name>/`, and the repository root's
@@ -74,7 +85,7 @@ export const WORK_MODULES_DIR = join(WORK_DIR, 'node_modules');
 
 /** Makes the work folder, with its links to the course packages (see WORK_MODULES_DIR). */
 export function ensureWorkDir(): void {
-  for (const p of coursePackages()) {
+  for (const p of rankPackages()) {
     const link = join(WORK_MODULES_DIR, ...p.name.split('/'));
     if (existsSync(link)) continue;
     mkdirSync(dirname(link), { recursive: true });

@@ -26,6 +26,9 @@ export interface ExportEntry {
 
 /** Files at the root of the repository that an export takes. */
 export const ROOT_FILES = ['package.json', 'pnpm-workspace.yaml', 'turbo.json', 'tsconfig.base.json', 'README.md', '.gitignore', 'pnpm-lock.yaml'];
+/** Fixture folders of grader/test/ that never go to students: graded corpora, correct submissions among them. */
+export const GRADED_CORPORA = new Set(['mistakes', 'attacks']);
+
 /** Files and folders of grader/ that an export takes (tests are filtered, see `isStudentTest`). */
 export const GRADER_FILES = ['package.json', 'tsconfig.json', 'vitest.config.ts', 'README.md'];
 export const GRADER_DIRS = ['src', 'checks', 'schema'];
@@ -113,8 +116,11 @@ function graderTests(layout: KitLayout, secrets: readonly Secret[]): ExportEntry
     byFixture.set(name, [...(byFixture.get(name) ?? []), e]);
   }
   const kept: ExportEntry[] = [];
-  const dropped: string[] = [];
+  // Corpora of graded submissions stay behind by rule, whatever they hold: some are correct
+  // solutions (the mistakes corpus has correct unusual ones), and their verdicts describe the checks.
+  const dropped: string[] = [...GRADED_CORPORA].filter((n) => byFixture.has(n));
   for (const [name, files] of byFixture) {
+    if (GRADED_CORPORA.has(name)) continue;
     const texts = files.flatMap((e) => {
       const text = textOf(e);
       return text === null ? [] : [{ path: e.path, text }];

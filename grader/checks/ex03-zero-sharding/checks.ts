@@ -4,7 +4,7 @@
  * every rank's parameters after each step with single-process AdamW on the
  * mean gradient, computed here.
  */
-import { chunkBounds, unflattenTensors, type Tensor } from '@dtlab/tensor';
+import { Tensor, bytesPerElement, chunkBounds, unflattenTensors } from '@dtlab/tensor';
 import type { LaunchResult } from '@dtlab/runtime';
 import { programPath, type CheckContext, type CheckFn, type RunSpec, type ValueShape } from '@dtlab/grader';
 import { BYTES_PER_ELEMENT, CHECK_OPTIONS, STATE_SLACK_BYTES, checkpointBytes, expectedParamsByStep, paramCount, stateBytesRange, type GradSpec } from './data.ts';
@@ -14,8 +14,15 @@ const ENTRY = 'src/zero-adamw.ts';
 const program = { module: programPath(import.meta.url, './programs.ts'), export: 'zeroSteps' };
 const resume = { module: programPath(import.meta.url, './programs.ts'), export: 'resumeSteps' };
 
-/** 40·30 + 30 + 30·11 + 11 = 1571 elements: odd and 2 mod 3 and 3 mod 4, so the shards are uneven. */
-const SHAPES = [[40, 30], [30], [30, 11], [11]];
+/**
+ * 40·30 + 30 + 30·11 + 11 + 2 = 1573 elements: 1 mod 2, 3 and 4, so the
+ * shards are uneven, and uneven in a way that tells the split rules apart:
+ * chunkBounds gives 3 ranks 525, 524, 524 elements, while blocks of
+ * ⌈P/N⌉ (torch.chunk's rule) would give 525, 525, 523. (For P ≡ 0 or N-1
+ * mod N the two rules agree, so such a P would not show which one a
+ * submission uses.)
+ */
+const SHAPES = [[40, 30], [30], [30, 11], [11], [2]];
 const LAYOUT: ParamLayout = { names: SHAPES.map((_, i) => `params[${i}]`), shapes: SHAPES };
 
 /** What the rank programs hand back: parameters after each step, and a checkpoint when one was asked for. */
@@ -58,6 +65,14 @@ export function shardSizes(p: number, worldSize: number): string {
   return chunkBounds(p, worldSize).map((b) => b.end - b.start).join(', ');
 }
 
+/** The tensors inside a checkpoint, however it is laid out. */
+function tensorsIn(value: unknown, seen = new Set<unknown>()): Tensor[] {
+  if (value instanceof Tensor) return [value];
+  if (value === null || typeof value !== 'object' || seen.has(value)) return [];
+  seen.add(value);
+  return Object.values(value as Record<string, unknown>).flatMap((v) => tensorsIn(v, seen));
+}
+
 /**
  * Checks each rank's checkpoint (what `stateDict()` returned, counted by
  * checkpointBytes): at most two moments of ⌈P/N⌉ float32 elements plus the
@@ -71,8 +86,12 @@ export function expectCheckpointBytes(ctx: CheckContext, checkpoints: unknown[],
     const { min, max } = stateBytesRange(p, worldSize, rank);
     const label = `the checkpoint (stateDict()) after step ${afterStep} with ${worldSize} rank${worldSize === 1 ? '' : 's'} (P = ${p})`;
     if (bytes > max) {
+      const wide = tensorsIn(checkpoint).filter((t) => t.dtype !== 'float32');
+      const why = wide.length
+        ? `its moments are ${wide[0]!.dtype} (${wide.map((t) => t.numel).join(' and ')} elements, ${bytesPerElement(wide[0]!.dtype)} bytes each): keep them in the parameters' dtype, float32`
+        : "it holds more than this rank's shard of the optimizer state";
       ctx.fail(
-        `rank ${rank}: ${label} holds ${bytes} bytes, more than 2 moments × ⌈P/N⌉ = ${Math.ceil(p / worldSize)} elements × ${BYTES_PER_ELEMENT} bytes + ${STATE_SLACK_BYTES} bytes of slack = ${max}: it holds more than this rank's shard of the optimizer state`,
+        `rank ${rank}: ${label} holds ${bytes} bytes, more than 2 moments × ⌈P/N⌉ = ${Math.ceil(p / worldSize)} elements × ${BYTES_PER_ELEMENT} bytes + ${STATE_SLACK_BYTES} bytes of slack = ${max}: ${why}`,
         { rank, index: null, expected: `<= ${max}`, actual: bytes, label },
       );
     }

@@ -119,3 +119,16 @@ export function stateBytesRange(p: number, worldSize: number, rank: number): { m
   const { start, end } = chunkBounds(p, worldSize)[rank]!;
   return { min: 2 * (end - start) * BYTES_PER_ELEMENT, max: 2 * Math.ceil(p / worldSize) * BYTES_PER_ELEMENT + STATE_SLACK_BYTES };
 }
+
+/**
+ * A text that changes when anything in `value` changes (tensors by their
+ * elements, bit for bit): to tell whether a checkpoint was changed after it
+ * was loaded.
+ */
+export function fingerprintOf(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v instanceof Tensor) return { tensor: v.dtype, shape: v.shape, bits: Array.from(new Uint32Array(Float64Array.from(v.toArray().flat(Infinity as 1) as number[]).buffer)) };
+    if (ArrayBuffer.isView(v)) return { view: Array.from(v as unknown as ArrayLike<number>) };
+    return v;
+  });
+}

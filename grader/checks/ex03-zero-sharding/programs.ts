@@ -6,7 +6,7 @@
 import type { Comm } from '@dtlab/runtime';
 import { flattenTensors, noGrad, unflattenTensors, type Tensor, type optim } from '@dtlab/tensor';
 import { loadExport } from '@dtlab/grader';
-import { initialParams, rankGrads, type GradSpec } from './data.ts';
+import { fingerprintOf, initialParams, rankGrads, type GradSpec } from './data.ts';
 
 /** The submission's class, as the rank programs use it. */
 export type ZeroAdamWClass = new (comm: Comm, params: Tensor[], opts: optim.AdamOptions) => { step(): Promise<void>; stateDict(): unknown; loadStateDict(dict: unknown): void };
@@ -50,12 +50,27 @@ export async function resumeSteps(comm: Comm, entry: string, spec: GradSpec, sta
   const values = unflattenTensors(start, spec.shapes);
   noGrad(() => params.forEach((p, i) => p.copy_(values[i]!)));
   const optimizer = new ZeroAdamW(comm, params, spec.opts);
-  optimizer.loadStateDict(checkpoints[comm.rank]);
+  const mine = checkpoints[comm.rank];
+  const loaded = fingerprintOf(mine);
+  optimizer.loadStateDict(mine);
   const out: StepsResult = { params: [] };
   for (let s = spec.checkpointAfter ?? 0; s < spec.steps; s++) {
     setGrads(params, spec, comm.rank, s);
     await optimizer.step();
     out.params.push(flattenTensors(params));
   }
+  expectCheckpointKept(mine, loaded);
   return out;
+}
+
+/**
+ * Throws unless the checkpoint a rank loaded is as it was: `loadStateDict`
+ * must copy what it restores. An optimizer that adopts the checkpoint's own
+ * tensors as its state changes the checkpoint with every later step, so a
+ * second load of it (a retry, a rollback) would resume from a later state.
+ */
+export function expectCheckpointKept(checkpoint: unknown, loaded: string): void {
+  if (fingerprintOf(checkpoint) !== loaded) {
+    throw new Error('the checkpoint this rank loaded changed during the steps after loadStateDict: it kept the checkpoint\'s own tensors as its state, so a second load would resume from a later state; copy them into the optimizer\'s state instead');
+  }
 }

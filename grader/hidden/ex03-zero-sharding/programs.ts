@@ -5,7 +5,8 @@ import type { Comm } from '@dtlab/runtime';
 import { flattenTensors, nn, noGrad, unflattenTensors, type Tensor } from '@dtlab/tensor';
 import { loadExport } from '@dtlab/grader';
 import { makeModel, miniBatch, type Experiment } from './experiment.ts';
-import type { StepsResult, ZeroAdamWClass } from '../../checks/ex03-zero-sharding/programs.ts';
+import { expectCheckpointKept, type StepsResult, type ZeroAdamWClass } from '../../checks/ex03-zero-sharding/programs.ts';
+import { fingerprintOf } from '../../checks/ex03-zero-sharding/data.ts';
 
 /** One data-parallel training step on this rank's mini-batch: local gradients of the cross-entropy mean, then `optimizer.step()`. */
 async function trainStep(comm: Comm, model: nn.MLP, optimizer: { step(): Promise<void> }, e: Experiment, s: number): Promise<void> {
@@ -45,11 +46,14 @@ export async function resumeTraining(comm: Comm, entry: string, e: Experiment, s
   const values = unflattenTensors(start, model.parameters().map((p) => [...p.shape]));
   noGrad(() => model.parameters().forEach((p, i) => p.copy_(values[i]!)));
   const optimizer = new ZeroAdamW(comm, model.parameters(), e.opts);
-  optimizer.loadStateDict(checkpoints[comm.rank]);
+  const mine = checkpoints[comm.rank];
+  const loaded = fingerprintOf(mine);
+  optimizer.loadStateDict(mine);
   const out: StepsResult = { params: [] };
   for (let s = e.checkpointAfter; s < e.steps; s++) {
     await trainStep(comm, model, optimizer, e, s);
     out.params.push(flattenTensors(model.parameters()));
   }
+  expectCheckpointKept(mine, loaded);
   return out;
 }

@@ -3,7 +3,8 @@
  * (never updated in place), so that whatever happened to the batch they
  * count each graded pair exactly once.
  *
- * gradebook.csv: `student, ex01, ex02, ..., total, max, status, flags`; an
+ * gradebook.csv: `student, ex01, ex02, ..., quiz1, quiz2, ..., total, max,
+ * status, flags` (a column per knowledge check after the exercises); an
  * empty cell is a pair not graded yet; `status` is `complete` or `incomplete`;
  * `flags` lists `exNN:flag` (missing, timeout, type-errors, grading-error...).
  *
@@ -15,6 +16,7 @@ import type { Rubric } from '../rubric.ts';
 import { writeAtomic } from '../rubric.ts';
 import { listRubrics, type FoundRubric } from './layout.ts';
 import { readRecord, type BatchRecord } from './record.ts';
+import { knowledgeCheckColumn, listKnowledgeChecks, type FoundKnowledgeCheck, type KnowledgeCheckRecord } from './knowledge-checks.ts';
 import { bounded, jsonText, printable } from '../text.ts';
 
 /** One student's row. */
@@ -22,6 +24,8 @@ export interface GradebookRow {
   student: string;
   /** By exercise id (`ex01`): the rubric, or null when not graded (yet). */
   rubrics: Record<string, Rubric | null>;
+  /** By knowledge-check column (`quiz1`): the record, or null when not graded (yet). */
+  knowledgeChecks: Record<string, KnowledgeCheckRecord | null>;
   total: number;
   max: number;
   status: 'complete' | 'incomplete';
@@ -58,6 +62,8 @@ export interface Summary {
   pairs: { expected: number; graded: number; pending: number };
   status: { passed: number; failed: number; error: number; missing: number; unreadable: number };
   exercises: Record<string, ExerciseSummary>;
+  /** By column (`quiz1`). */
+  knowledgeChecks: Record<string, KnowledgeCheckSummary>;
   /** The ten slowest gradings. */
   slowest: { student: string; exercise: string; durationMs: number; status: string }[];
   /** Every graded pair that did not pass (missing exercises excepted), errors first. */
@@ -65,9 +71,24 @@ export interface Summary {
   problems: string[];
 }
 
+/** Statistics of one chapter's knowledge check over the students. */
+export interface KnowledgeCheckSummary {
+  chapter: number;
+  /** Students whose attempt file was read (score 0 included). */
+  graded: number;
+  passed: number;
+  missing: number;
+  invalid: number;
+  maxScore: number;
+  mean: number | null;
+  median: number | null;
+}
+
 /** The whole gradebook. */
 export interface Gradebook {
   exercises: string[];
+  /** Knowledge-check columns, `quiz1`, ..., after the exercises. */
+  knowledgeChecks: string[];
   rows: GradebookRow[];
   summary: Summary;
 }
@@ -104,8 +125,8 @@ function stats(scores: number[]): Pick<ExerciseSummary, 'mean' | 'median' | 'min
   return { mean: round(s.reduce((a, b) => a + b, 0) / s.length), median: s.length % 2 ? s[mid]! : round((s[mid - 1]! + s[mid]!) / 2), min: s[0]!, max: s[s.length - 1]! };
 }
 
-/** Builds the gradebook from rubric files found in an output folder and its record. */
-export function buildGradebook(found: readonly FoundRubric[], record: BatchRecord | null): Gradebook {
+/** Builds the gradebook from rubric files (and knowledge-check records) found in an output folder, and its record. */
+export function buildGradebook(found: readonly FoundRubric[], record: BatchRecord | null, foundChecks: readonly FoundKnowledgeCheck[] = []): Gradebook {
   const problems = [...(record?.problems ?? [])];
   const byStudent = new Map<string, Map<string, Rubric>>();
   for (const f of found) {
@@ -122,7 +143,9 @@ export function buildGradebook(found: readonly FoundRubric[], record: BatchRecor
     byStudent.get(f.student)!.set(f.exerciseId, r);
   }
   const exercises = [...new Set([...(record?.exercises ?? []).map(exerciseId), ...found.map((f) => f.exerciseId)])].sort();
-  const students = [...new Set([...(record?.students ?? []), ...found.map((f) => f.student)])].sort();
+  const checks = knowledgeChecksByStudent(foundChecks, problems);
+  const quizColumns = [...new Set(foundChecks.map((f) => knowledgeCheckColumn(f.chapter)))].sort((a, b) => Number(a.slice(4)) - Number(b.slice(4)));
+  const students = [...new Set([...(record?.students ?? []), ...found.map((f) => f.student), ...foundChecks.map((f) => f.student)])].sort();
   const all = [...byStudent.values()].flatMap((m) => [...m.values()]);
   const maxOf = new Map<string, number>();
   for (const r of all) maxOf.set(exerciseId(r.exercise), Math.max(maxOf.get(exerciseId(r.exercise)) ?? 0, r.maxScore));
@@ -142,7 +165,18 @@ export function buildGradebook(found: readonly FoundRubric[], record: BatchRecor
         flags.push(...rowFlags(ex, r));
       } else max += maxOf.get(ex) ?? 0;
     }
-    return { student, rubrics, total: round(total), max: round(max), status: exercises.every((ex) => rubrics[ex]) ? 'complete' : 'incomplete', flags };
+    const knowledgeChecks: Record<string, KnowledgeCheckRecord | null> = {};
+    for (const col of quizColumns) {
+      const k = checks.get(student)?.get(col) ?? null;
+      knowledgeChecks[col] = k;
+      if (k) {
+        total += k.score;
+        max += k.maxScore;
+        if (k.status !== 'graded') flags.push(`${col}:${k.status}`);
+      }
+    }
+    const complete = exercises.every((ex) => rubrics[ex]) && quizColumns.every((q) => knowledgeChecks[q]);
+    return { student, rubrics, knowledgeChecks, total: round(total), max: round(max), status: complete ? 'complete' : 'incomplete', flags };
   });
 
   const exerciseSummaries: Record<string, ExerciseSummary> = {};
@@ -194,11 +228,47 @@ export function buildGradebook(found: readonly FoundRubric[], record: BatchRecor
       unreadable: all.filter((r) => r.flags?.includes('unreadable')).length,
     },
     exercises: exerciseSummaries,
+    knowledgeChecks: knowledgeCheckSummaries(rows, quizColumns),
     slowest,
     failing,
     problems,
   };
-  return { exercises, rows, summary };
+  return { exercises, knowledgeChecks: quizColumns, rows, summary };
+}
+
+/** The knowledge-check records by student and column; a record that does not validate is a problem noted. */
+function knowledgeChecksByStudent(found: readonly FoundKnowledgeCheck[], problems: string[]): Map<string, Map<string, KnowledgeCheckRecord>> {
+  const by = new Map<string, Map<string, KnowledgeCheckRecord>>();
+  for (const f of found) {
+    if (!f.record || f.record.student !== f.student || f.record.chapter !== f.chapter) {
+      problems.push(`${f.student}/quiz${f.chapter}.json is not a valid knowledge-check record of that student and chapter: not counted (a rerun makes it again)`);
+      continue;
+    }
+    if (!by.has(f.student)) by.set(f.student, new Map());
+    by.get(f.student)!.set(knowledgeCheckColumn(f.chapter), f.record);
+  }
+  return by;
+}
+
+/** Each knowledge-check column's statistics, over the students whose attempt file was read. */
+function knowledgeCheckSummaries(rows: readonly GradebookRow[], columns: readonly string[]): Record<string, KnowledgeCheckSummary> {
+  const out: Record<string, KnowledgeCheckSummary> = {};
+  for (const col of columns) {
+    const all = rows.map((r) => r.knowledgeChecks[col]).filter((k): k is KnowledgeCheckRecord => k !== null);
+    const graded = all.filter((k) => k.status === 'graded');
+    const { mean, median } = stats(graded.map((k) => k.score));
+    out[col] = {
+      chapter: Number(col.slice(4)),
+      graded: graded.length,
+      passed: graded.filter((k) => k.passed).length,
+      missing: all.filter((k) => k.status === 'missing').length,
+      invalid: all.filter((k) => k.status === 'invalid').length,
+      maxScore: Math.max(0, ...all.map((k) => k.maxScore)),
+      mean,
+      median,
+    };
+  }
+  return out;
 }
 
 /** One CSV field: quoted when needed, and never read as a formula by a spreadsheet. */
@@ -213,9 +283,9 @@ export function csvField(value: string | number): string {
 
 /** gradebook.csv's text. */
 export function gradebookCsv(g: Gradebook): string {
-  const lines = [['student', ...g.exercises, 'total', 'max', 'status', 'flags'].map(csvField).join(',')];
+  const lines = [['student', ...g.exercises, ...g.knowledgeChecks, 'total', 'max', 'status', 'flags'].map(csvField).join(',')];
   for (const row of g.rows) {
-    const cells = g.exercises.map((ex) => (row.rubrics[ex] ? csvField(row.rubrics[ex]!.score) : ''));
+    const cells = [...g.exercises.map((ex) => (row.rubrics[ex] ? csvField(row.rubrics[ex]!.score) : '')), ...g.knowledgeChecks.map((q) => (row.knowledgeChecks[q] ? csvField(row.knowledgeChecks[q]!.score) : ''))];
     lines.push([csvField(row.student), ...cells, csvField(row.total), csvField(row.max), row.status, csvField(row.flags.join(' '))].join(','));
   }
   return lines.join('\n') + '\n';
@@ -223,7 +293,7 @@ export function gradebookCsv(g: Gradebook): string {
 
 /** Rebuilds gradebook.csv and summary.json in `outDir` from its rubric files, atomically; returns the gradebook. */
 export function writeGradebook(outDir: string): Gradebook {
-  const g = buildGradebook(listRubrics(outDir), readRecord(outDir));
+  const g = buildGradebook(listRubrics(outDir), readRecord(outDir), listKnowledgeChecks(outDir));
   writeAtomic(join(outDir, 'gradebook.csv'), gradebookCsv(g));
   writeAtomic(join(outDir, 'summary.json'), jsonText(g.summary));
   return g;

@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { basename, join, resolve } from 'node:path';
 import { writeGradebook, type Gradebook } from './gradebook.ts';
 import { gradescopePath, listRubrics, type FoundRubric } from './layout.ts';
+import { knowledgeCheckGradescopePath, knowledgeCheckPath, listKnowledgeChecks } from './knowledge-checks.ts';
 import { readRecord, writeRecord, type BatchRecord } from './record.ts';
 import { writeAtomic } from '../rubric.ts';
 import { UserError } from '../user-error.ts';
@@ -135,6 +136,13 @@ export function mergeShards(inputs: readonly string[], outDir: string, opts: Mer
       writeAtomic(join(out, r.student, basename(r.file)), readFileSync(r.file, 'utf8'));
       const gs = gradescopePath(s.dir, r.student, r.exerciseId);
       if (existsSync(gs)) writeAtomic(gradescopePath(out, r.student, r.exerciseId), readFileSync(gs, 'utf8'));
+    }
+    // The knowledge checks go with the student's rubrics (a student is in one shard only).
+    for (const k of listKnowledgeChecks(s.dir)) {
+      if (!k.record) continue;
+      writeAtomic(knowledgeCheckPath(out, k.student, k.chapter), readFileSync(knowledgeCheckPath(s.dir, k.student, k.chapter), 'utf8'));
+      const gs = knowledgeCheckGradescopePath(s.dir, k.student, k.chapter);
+      if (existsSync(gs)) writeAtomic(knowledgeCheckGradescopePath(out, k.student, k.chapter), readFileSync(gs, 'utf8'));
     }
   }
   const records = shards.map((s) => s.record).filter((r): r is BatchRecord => r !== null);

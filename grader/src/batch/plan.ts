@@ -40,6 +40,8 @@ export interface Pair {
 /** A student's pairs. */
 export interface StudentPlan {
   student: StudentSource;
+  /** Where the student's work is (unpacked, for a zip) while the batch runs; null when it could not be read. */
+  root: string | null;
   pairs: Pair[];
 }
 
@@ -96,7 +98,7 @@ export async function planStudent(student: StudentSource, exercises: readonly Ex
     if (!dir) return placeholderPair(student, exercise, opts, notes, MISSING_SHA256, { flag: 'missing', reason: `no ${exercise.folder} (or ${exercise.manifest.id}) folder in the submission` });
     return withDone({ ...pairBase(student, exercise, opts, notes), dir, displayPath: `${label}${relative(root, dir) || '.'}`, sha256: srcHash(dir) }, opts);
   });
-  return { student, pairs };
+  return { student, root: refused === null ? root : null, pairs };
 }
 
 function pairBase(student: StudentSource, exercise: Exercise, opts: PlanOptions, notes: string[]) {
@@ -122,5 +124,5 @@ export function unreadablePlan(student: StudentSource, exercises: readonly Exerc
   const why = error instanceof Error ? error.message : String(error);
   const sha256 = createHash('sha256').update(`dtlab: could not plan ${student.path}: ${why}`).digest('hex');
   const pairs = exercises.map((exercise) => placeholderPair(student, exercise, opts, [], sha256, { flag: 'unreadable', reason: `the submission could not be read: ${why}` }));
-  return { student, pairs };
+  return { student, root: null, pairs };
 }

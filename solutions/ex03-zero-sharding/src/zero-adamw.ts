@@ -121,7 +121,9 @@ export class ZeroAdamW {
   /**
    * Restores the state `stateDict()` returned on this rank (of an optimizer
    * over parameters of the same shapes, with the same world size): the next
-   * `step()` then does exactly what the saved optimizer's would have.
+   * `step()` then does exactly what the saved optimizer's would have. It
+   * copies what it restores: later steps leave `dict` as it was, so it can
+   * be loaded again.
    */
   loadStateDict(dict: ZeroStateDict): void {
     const n = this.state.expAvg.numel;
