@@ -1,6 +1,8 @@
 /**
  * A student's local grade records in `.grades/`: the last rubric of each
- * exercise (`.grades/ex01.json`) and how many hints were shown (`hints.json`).
+ * exercise (`.grades/ex01.json`), how many hints were shown (`hints.json`)
+ * and whether they named the failure mechanism before reading the
+ * explanation (`mechanisms.json`).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,4 +52,27 @@ export function setHintsShown(id: string, count: number, gradesDir = GRADES_DIR)
   }
   all[id] = count;
   writeAtomic(p, JSON.stringify(all, null, 2) + '\n');
+}
+
+/** What a student answered to an exercise's mechanism question (`pnpm explain`). */
+export interface MechanismRecord {
+  /** The choice, from 0. */
+  answer: number;
+  /** Whether it was the right one. */
+  named: boolean;
+  at: string;
+}
+
+/** Records the first answer to exercise `id`'s mechanism question (later ones do not replace it: the first says what the student knew). */
+export function recordMechanism(id: string, r: Omit<MechanismRecord, 'at'>, gradesDir = GRADES_DIR): MechanismRecord {
+  const p = join(gradesDir, 'mechanisms.json');
+  let all: Record<string, MechanismRecord> = {};
+  try {
+    if (existsSync(p)) all = JSON.parse(readFileSync(p, 'utf8')) as Record<string, MechanismRecord>;
+  } catch {
+    all = {};
+  }
+  all[id] ??= { ...r, at: new Date().toISOString() };
+  writeAtomic(p, JSON.stringify(all, null, 2) + '\n');
+  return all[id]!;
 }

@@ -36,6 +36,8 @@ export interface Manifest {
   checks: ManifestCheck[];
   totalPoints?: number;
   hints: string[];
+  /** What `pnpm explain` asks first: the failure mechanism, among `choices` (`answer` is the right one's index). */
+  mechanism?: { question: string; choices: string[]; answer: number };
   explanation: string;
 }
 
@@ -83,6 +85,7 @@ export function validateManifest(data: unknown, file: string, folder?: string): 
       else if (needed.requires?.length) problems.push(`check '${c.id}' requires '${r}', which is itself a check of how (it has requires): require the checks of the values`);
     }
   }
+  if (m.mechanism && m.mechanism.answer >= m.mechanism.choices.length) problems.push(`mechanism.answer is ${m.mechanism.answer}, but there are ${m.mechanism.choices.length} choices (counted from 0)`);
   const total = maxPoints(m);
   if (m.totalPoints !== undefined && Math.abs(total - m.totalPoints) > 1e-9) problems.push(`totalPoints is ${m.totalPoints} but the checks' points add up to ${total}`);
   if (problems.length) throw new ManifestError(file, problems);

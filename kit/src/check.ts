@@ -19,6 +19,7 @@ import { KIT_RESULT_DIR, KIT_RESULT_FILE, REPO, type KitLayout } from './layout.
 import { checkStructure } from './structure.ts';
 import { runKitTasks } from './turbo.ts';
 import { studentExportLeaks } from './export-plan.ts';
+import { checkCourse } from '@dtlab/course';
 
 /** The verdict on one exercise, as its `kit:check` task writes it. */
 export interface ExerciseReport {
@@ -128,6 +129,13 @@ export async function runKitCheck(opts: KitCheckOptions = {}): Promise<KitCheckR
     if (!folders.includes(folder)) folders.push(folder);
   }
   const curriculum = checkCurriculum(layout);
+  // The course as a whole (chapters, readings, banks, experiments): @dtlab/course checks itself.
+  const course = (await checkCourse(layout.root, { runExperiments: true })).map((f): Finding => ({
+    level: f.level,
+    check: 'course',
+    exercise: f.subject && /^ex\d\d-/.test(f.subject) ? f.subject : null,
+    message: `${f.chapter !== null ? `chapter ${f.chapter}: ` : ''}${f.subject && !/^ex\d\d-/.test(f.subject) ? `${f.subject}: ` : ''}${f.message}`,
+  }));
   const exportFindings = new Findings(null);
   for (const leak of studentExportLeaks(layout)) exportFindings.error('leaks', `the student export would leak: ${leak}`);
   for (const folder of folders) rmSync(reportPath(layout, folder), { force: true });
@@ -140,6 +148,6 @@ export async function runKitCheck(opts: KitCheckOptions = {}): Promise<KitCheckR
   const missing = [...reports].flatMap(([folder, r]): Finding[] =>
     r ? [] : [{ level: 'error', check: 'task', exercise: folder, message: `its kit:check task wrote no report (see turbo's log above; is "kit:check" in exercises/${folder}/package.json and turbo.json?)` }],
   );
-  const findings = [...curriculum.list, ...exportFindings.list, ...missing, ...[...reports.values()].flatMap((r) => r?.findings ?? [])];
+  const findings = [...curriculum.list, ...course, ...exportFindings.list, ...missing, ...[...reports.values()].flatMap((r) => r?.findings ?? [])];
   return { startedAt, folders, reports, findings };
 }

@@ -78,12 +78,16 @@ export function studentExportPlan(layout: KitLayout = REPO, secrets: readonly Se
   for (const f of ROOT_FILES) {
     if (!existsSync(root(f))) continue;
     if (f === 'package.json') out.push({ path: f, text: jsonEdit(root(f), (j) => delete j.scripts?.kit) });
-    else if (f === 'pnpm-workspace.yaml') out.push({ path: f, text: readFileSync(root(f), 'utf8').split('\n').filter((l) => !/^\s*-\s*['"]?solutions\//.test(l)).join('\n') });
+    // No solutions and no kit in a student's workspace (the kit is the course author's).
+    else if (f === 'pnpm-workspace.yaml') out.push({ path: f, text: readFileSync(root(f), 'utf8').split('\n').filter((l) => !/^\s*-\s*['"]?(solutions\/|kit['"]?\s*$)/.test(l)).join('\n') });
     else if (f === 'turbo.json') out.push({ path: f, text: withoutKitTasks(readFileSync(root(f), 'utf8')) });
     else if (f === 'README.md') out.push({ path: f, text: withoutSection(readFileSync(root(f), 'utf8'), 'For course authors') });
     else out.push({ path: f, from: root(f) });
   }
   out.push(...exportTree(layout, 'scripts'));
+  // The course: its manifest, readings, knowledge checks (their answers are computed, so the banks give
+  // nothing away that the reading does not) and experiments, with the commands that serve them.
+  if (existsSync(root('course/package.json'))) out.push(...exportTree(layout, 'course'));
   for (const p of existsSync(root('packages')) ? readdirSync(root('packages')).sort() : []) {
     if (existsSync(join(root('packages'), p, 'package.json'))) out.push(...exportTree(layout, `packages/${p}`));
   }

@@ -20,7 +20,8 @@ export type KitCheckName =
   | 'starter'
   | 'solution'
   | 'points'
-  | 'task';
+  | 'task'
+  | 'course';
 
 /** One problem, or one thing to look at, found by the kit. */
 export interface Finding {

@@ -10,6 +10,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { loadManifest, UserError } from '@dtlab/grader/grading';
+import { addExerciseToChapter, loadCourse } from '@dtlab/course';
 import { exerciseFolderNames } from './curriculum.ts';
 import { FOLDER_PATTERN, REPO, type KitLayout } from './layout.ts';
 import { runPnpm } from './pnpm.ts';
@@ -32,6 +33,8 @@ export interface ScaffoldResult {
   /** Files written, relative to the repository root. */
   files: string[];
   turboChanged: boolean;
+  /** Whether the exercise was added to its chapter in course/course.json. */
+  courseChanged: boolean;
 }
 
 /** A scaffold request that cannot be carried out; says what to do instead. */
@@ -54,6 +57,11 @@ export function scaffoldExercise(opts: ScaffoldOptions): ScaffoldResult {
   if (id !== next) throw new ScaffoldError(`the next exercise is ${next}, not ${id}: ids run ex01, ex02, ... in order without gaps (to put an exercise earlier, renumber the ones after it)`);
   if (!opts.title.trim()) throw new ScaffoldError('--title is empty: give the exercise a title, for example --title "Pipeline bubbles"');
   if (!Number.isInteger(opts.chapter) || opts.chapter < 1) throw new ScaffoldError(`--chapter must be a whole number from 1, got ${opts.chapter}`);
+  const hasCourse = existsSync(join(layout.root, 'course', 'course.json'));
+  if (hasCourse) {
+    const chapters = loadCourse(layout.root).chapters;
+    if (opts.chapter > chapters.length) throw new ScaffoldError(`--chapter ${opts.chapter}: the course has chapters 1 to ${chapters.length} (${chapters.map((c) => `${c.number} ${c.title}`).join('; ')})`);
+  }
 
   const targets = { exercise: join(layout.exercises, folder), solution: join(layout.solutions, folder), checks: join(layout.checks, folder), hidden: join(layout.hidden, folder) };
   for (const dir of Object.values(targets)) if (existsSync(dir)) throw new ScaffoldError(`${relative(layout.root, dir)} already exists: pick another slug, or remove it first`);
@@ -70,7 +78,9 @@ export function scaffoldExercise(opts: ScaffoldOptions): ScaffoldResult {
   }
   loadManifest(join(targets.exercise, 'exercise.json'), folder); // the template must make a valid manifest
   const turboChanged = syncTurbo(layout, exerciseFolderNames(layout));
-  return { folder, id, files, turboChanged };
+  // The course manifest, not the id, gives the order: the exercise goes last in its chapter.
+  const courseChanged = hasCourse && addExerciseToChapter(layout.root, opts.chapter, folder).changed;
+  return { folder, id, files, turboChanged, courseChanged };
 }
 
 /**

@@ -119,6 +119,7 @@ export async function checkStructure(folder: string, layout: KitLayout): Promise
       if (hints.indexOf(h) !== i) f.error('hints', `hint ${i + 1} repeats hint ${hints.indexOf(h) + 1}: each hint should say more than the one before`);
     });
     if (!manifest.explanation.trim()) f.error('hints', 'explanation is empty: `pnpm explain` shows it once the exercise passes');
+    if (!manifest.mechanism) f.error('hints', 'exercise.json has no mechanism: `pnpm explain` first asks the student to name the failure mechanism (a question, 3 to 6 choices, the index of the right one)');
     checkEntries(f, manifest, ex, `exercises/${folder}`);
     if (existsSync(sol)) {
       checkEntries(f, manifest, sol, `solutions/${folder}`);

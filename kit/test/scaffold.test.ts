@@ -35,7 +35,12 @@ describe('pnpm kit new and pnpm kit check', () => {
     expect(r.out).toMatch(/Next steps:\n {2}1\. pnpm kit check ex04/);
     expect(readFileSync(join(repo.root, 'turbo.json'), 'utf8')).toContain(`"@dtlab/${FOLDER}#kit:check"`);
     expect(readFileSync(join(repo.root, 'pnpm-lock.yaml'), 'utf8')).toContain(`  exercises/${FOLDER}:`);
+    // The course manifest gives the order: the exercise is the last of chapter 3.
+    const course = JSON.parse(readFileSync(join(repo.root, 'course', 'course.json'), 'utf8')) as { chapters: { exercises: string[] }[] };
+    expect(course.chapters[2]!.exercises.at(-1)).toBe(FOLDER);
+    expect(r.out).toContain(`~ course/course.json (${FOLDER}, last in chapter 3)`);
     expect(kit(repo.root, ['new', FOLDER, '--title', 'Again', '--chapter', '3']).out).toMatch(/the next exercise is ex05/);
+    expect(kit(repo.root, ['new', 'ex05-later', '--title', 'Later', '--chapter', '9']).out).toMatch(/--chapter 9: the course has chapters 1 to 5/);
   });
 
   it('passes kit check through turbo as scaffolded, then comes from the cache', () => {

@@ -43,6 +43,7 @@ async function cmdNew(argv: string[]): Promise<number> {
   console.log(c.bold(`Scaffolded ${r.folder} from the template (a ring sum whose starter forwards only its own value):`));
   for (const f of r.files) console.log(`  + ${f}`);
   if (r.turboChanged) console.log(`  ~ turbo.json (the ${r.folder} kit:check task)`);
+  if (r.courseChanged) console.log(`  ~ course/course.json (${r.folder}, last in chapter ${String(options.chapter)})`);
   let installed = false;
   if (!options['no-install']) {
     console.log(c.dim('\npnpm install (links the new packages, updates pnpm-lock.yaml) ...'));
