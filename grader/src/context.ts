@@ -51,7 +51,11 @@ function isComparable(x: unknown): x is testing.Comparable {
 /** Where `value` departs from `shape` ("[2]: a number where a tensor was expected"), or null where it does not. */
 export function shapeMismatch(value: unknown, shape: ValueShape, at = ''): string | null {
   const here = at || 'the value';
-  if (shape === 'tensor') return value instanceof Tensor ? null : `${here} is ${describeValue(value)} where a tensor was expected`;
+  if (shape === 'tensor') {
+    if (!(value instanceof Tensor)) return `${here} is ${describeValue(value)} where a tensor was expected`;
+    // No check makes a tensor of more dimensions than a message may have (the fabric's limit).
+    return value.shape.length > MAX_DIMS ? `${here} is a tensor of ${value.shape.length} dimensions (at most ${MAX_DIMS})` : null;
+  }
   if (shape === 'number' || shape === 'string') return typeof value === shape ? null : `${here} is ${describeValue(value)} where a ${shape} was expected`;
   if ('array' in shape) {
     if (!Array.isArray(value)) return `${here} is ${describeValue(value)} where an array was expected`;
@@ -70,9 +74,21 @@ export function shapeMismatch(value: unknown, shape: ValueShape, at = ''): strin
   return null;
 }
 
+/** Most dimensions of a tensor a check reads from a rank. */
+const MAX_DIMS = 32;
+
 /** Bit-for-bit equality of numbers: NaN equals NaN, 0 and -0 differ. */
 function sameNumber(a: number, b: number): boolean {
   return Object.is(a, b);
+}
+
+/**
+ * A rank error's words as a check's message quotes them: its later lines
+ * marked with `| `, so that a message a submission wrote cannot draw lines
+ * that look like the grader's own ("first wrong value: ...").
+ */
+function quoted(text: string): string {
+  return text.split('\n').join('\n  | ');
 }
 
 /** A rank error's own words in a check's message: bounded (it is the submission's to write). */
@@ -168,9 +184,10 @@ export class Context implements CheckContext {
     if (cause) {
       const where = `with ${spec.worldSize} rank${spec.worldSize === 1 ? '' : 's'}`;
       const err = cause.error;
-      const text = err ? bounded(`${err.name}: ${err.message}`, RANK_ERROR_LIMIT, this.textCut) : 'no error recorded';
+      const text = err ? quoted(bounded(`${err.name}: ${err.message}`, RANK_ERROR_LIMIT, this.textCut)) : 'no error recorded';
       if (cause.status === 'timeout') throw new CheckTimeout(`${where}: rank ${cause.rank} timed out: ${text}`);
-      if (err?.name === 'DeadlockError') throw new CheckFailure(`${where}: ${err.message}`, { rank: null, index: null, expected: null, actual: null, label: 'deadlock' });
+      // The fabric's own deadlock report (result.deadlock), not an error a rank named so itself.
+      if (result.deadlock && err?.name === 'DeadlockError') throw new CheckFailure(`${where}: ${result.deadlock.message}`, { rank: null, index: null, expected: null, actual: null, label: 'deadlock' });
       throw new CheckFailure(`${where}: rank ${cause.rank} ${cause.status === 'killed' ? 'was killed' : 'failed'}: ${text}`, { rank: cause.rank, index: null, expected: null, actual: null, label: 'error' });
     }
     if (spec.returns) {
@@ -220,7 +237,7 @@ export class Context implements CheckContext {
           : `${what}: ${e.mismatches} of ${countOf(expected)} element${countOf(expected) === 1 ? ' is' : 's are'} wrong (max |diff| ${e.maxAbsDiff}, tolerance rtol ${rtol}, atol ${atol})`;
       throw new CheckFailure(summary, {
         rank,
-        index: e.index < 0 ? null : e.position.length === 1 ? e.position[0]! : e.position,
+        index: e.index < 0 ? null : e.position.length === 1 ? e.position[0]! : e.position.length > MAX_DIMS ? e.index : e.position,
         expected: jsonNumber(e.expected),
         actual: jsonNumber(e.actual),
         label: opts.label,

@@ -14,8 +14,7 @@ import { formatViolations, type PolicyViolation } from './policy.ts';
 import { NO_SRC_SHA256, privateCopy, SubmissionError, SubmissionTooLargeError, type PrivateCopy } from './submission.ts';
 import { runIsolated, type IsolatedRun, type Limits } from './isolate.ts';
 import type { ChildMessage, CheckResult, GradingJob } from './protocol.ts';
-import { NO_HIDDEN_CHECKS_NOTE, prepareRubricValidator, type Rubric, type RubricCheck, type RubricFlag } from './rubric.ts';
-import { bounded, TEXT_LIMITS } from './text.ts';
+import { boundedRubric, NO_HIDDEN_CHECKS_NOTE, prepareRubricValidator, type Rubric, type RubricCheck, type RubricFlag } from './rubric.ts';
 import { graderVersion } from './version.ts';
 
 /** Id of the automatic policy check (no points: failing it stops every other check). */
@@ -219,15 +218,14 @@ class Grading {
   }
 
   private finish(base: RubricBase, checks: RubricCheck[], flags: RubricFlag[] = []): Rubric {
-    const cut = { cut: false };
-    const bounded_ = boundRubricText(base, checks, this.notes, cut);
-    const allFlags = new Set(flags);
-    if (cut.cut) allFlags.add('output-truncated');
     const score = checks.reduce((s, c) => s + c.score, 0);
     const maxScore = checks.reduce((s, c) => s + c.maxScore, 0);
     const status = checks.some((c) => c.status === 'error') ? 'error' : checks.every((c) => c.status === 'passed') ? 'passed' : 'failed';
-    const { notes } = bounded_;
-    return { ...bounded_.base, durationMs: Date.now() - this.started, status, score, maxScore, ...(notes.length ? { notes } : {}), ...(allFlags.size ? { flags: [...allFlags] } : {}), checks: bounded_.checks } as Rubric;
+    const notes = this.notes;
+    const uniqueFlags = [...new Set(flags)];
+    const rubric = { ...base, durationMs: Date.now() - this.started, status, score, maxScore, ...(notes.length ? { notes } : {}), ...(uniqueFlags.length ? { flags: uniqueFlags } : {}), checks } as Rubric;
+    // Bounded here, and again by writeRubric: notes may still be added (the type check's, a zip's).
+    return boundedRubric(rubric);
   }
 }
 
@@ -258,21 +256,6 @@ export function gateHowChecks(checks: RubricCheck[], manifest: readonly Manifest
       message: `withheld: this check of how the work was done scores only when the values are right, and ${which} did not pass. What it measured (it would have passed):\n${c.message}`,
     };
   });
-}
-
-/** Every string of the rubric that a submission could have written, bounded (text.ts); `cut` tells whether one was cut. */
-function boundRubricText(base: RubricBase, checks: RubricCheck[], notes: string[], cut: { cut: boolean }): { base: RubricBase; checks: RubricCheck[]; notes: string[] } {
-  const b = (s: string, limit: number) => bounded(s, limit, cut);
-  const value = <T,>(v: T) => (typeof v === 'string' ? b(v, TEXT_LIMITS.value) : v);
-  return {
-    base: { ...base, submission: { ...base.submission, id: b(base.submission.id, TEXT_LIMITS.name), path: b(base.submission.path, TEXT_LIMITS.path) } },
-    checks: checks.map((c) => ({
-      ...c,
-      message: b(c.message, TEXT_LIMITS.message),
-      ...(c.divergence ? { divergence: { ...c.divergence, expected: value(c.divergence.expected), actual: value(c.divergence.actual), ...(c.divergence.label !== undefined ? { label: b(c.divergence.label, TEXT_LIMITS.value) } : {}) } } : {}),
-    })),
-    notes: notes.map((n) => b(n, TEXT_LIMITS.note)),
-  };
 }
 
 /** The flags a TA sees for how the grading process ended. */

@@ -2,7 +2,7 @@
  * Where things are: the repository root, exercises, solutions, the grader's
  * check modules and the students' grade records.
  */
-import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -83,8 +83,14 @@ export function rankPackages(): WorkspacePackage[] {
  */
 export const WORK_MODULES_DIR = join(WORK_DIR, 'node_modules');
 
-/** Makes the work folder, with its links to the course packages (see WORK_MODULES_DIR). */
+/**
+ * Makes the work folder, private to its owner (it holds the compiled course,
+ * hidden checks included, and the private copies of submissions), with its
+ * links to the course packages (see WORK_MODULES_DIR).
+ */
 export function ensureWorkDir(): void {
+  mkdirSync(WORK_DIR, { recursive: true, mode: 0o700 });
+  chmodSync(WORK_DIR, 0o700);
   for (const p of rankPackages()) {
     const link = join(WORK_MODULES_DIR, ...p.name.split('/'));
     if (existsSync(link)) continue;

@@ -10,7 +10,7 @@ import type { CommSummary } from './context.ts';
 import { describeAjvErrors } from './manifest.ts';
 import { writeAtomic } from './atomic.ts';
 import { schemaValidator, type Validator } from './validators.ts';
-import { jsonText, printable } from './text.ts';
+import { bounded, jsonText, printable, TEXT_LIMITS } from './text.ts';
 
 export { writeAtomic };
 
@@ -72,14 +72,57 @@ export function validateRubric(r: unknown): asserts r is Rubric {
   if (!validateFn(r)) throw new RubricSchemaError(`BUG: the rubric does not match grader/schema/rubric.schema.json:\n${describeAjvErrors(validateFn.errors).join('\n')}`);
 }
 
-/** Validates `rubric` and writes it to `file` atomically (control characters escaped: jsonText). */
+/**
+ * `r` with every string a submission could have written bounded (text.ts):
+ * check messages, notes, a divergence's label and values, the submission's
+ * name and path. A string cut sets the flag 'output-truncated'. Applied when
+ * a rubric is made and again when it is written, since notes can be added in
+ * between (a type check's, a zip's).
+ */
+export function boundedRubric(r: Rubric): Rubric {
+  const cut = { cut: false };
+  const b = (s: string, limit: number) => bounded(s, limit, cut);
+  const value = <T,>(v: T) => (typeof v === 'string' ? b(v, TEXT_LIMITS.value) : v);
+  const out: Rubric = {
+    ...r,
+    submission: { ...r.submission, id: b(r.submission.id, TEXT_LIMITS.path), path: b(r.submission.path, TEXT_LIMITS.path) },
+    checks: r.checks.map((c) => ({
+      ...c,
+      message: b(c.message, TEXT_LIMITS.message),
+      ...(c.divergence
+        ? {
+            divergence: {
+              ...c.divergence,
+              // An index of more than a few dimensions is a shape no check made: shown flat, its first dimensions only.
+              index: Array.isArray(c.divergence.index) && c.divergence.index.length > MAX_INDEX_DIMS ? c.divergence.index.slice(0, MAX_INDEX_DIMS) : c.divergence.index,
+              expected: value(c.divergence.expected),
+              actual: value(c.divergence.actual),
+              ...(c.divergence.label !== undefined ? { label: b(c.divergence.label, TEXT_LIMITS.value) } : {}),
+            },
+          }
+        : {}),
+    })),
+    ...(r.notes ? { notes: r.notes.slice(0, MAX_NOTES).map((n) => b(n, TEXT_LIMITS.note)) } : {}),
+  };
+  if (cut.cut || (r.notes?.length ?? 0) > MAX_NOTES) out.flags = [...new Set([...(r.flags ?? []), 'output-truncated' as const])];
+  return out;
+}
+
+/** Dimensions of a divergence's index a rubric keeps. */
+const MAX_INDEX_DIMS = 32;
+/** Notes a rubric keeps. */
+const MAX_NOTES = 20;
+
+/** Validates `rubric` (bounded first: boundedRubric) and writes it to `file` atomically (control characters escaped: jsonText). */
 export function writeRubric(file: string, rubric: Rubric): void {
-  validateRubric(rubric);
-  writeAtomic(file, jsonText(rubric));
+  const r = boundedRubric(rubric);
+  validateRubric(r);
+  writeAtomic(file, jsonText(r));
 }
 
 /** Gradescope's results.json for a rubric. Hidden checks become visible once grades are published. */
-export function toGradescope(r: Rubric): Record<string, unknown> {
+export function toGradescope(rubric: Rubric): Record<string, unknown> {
+  const r = boundedRubric(rubric);
   // Students and TAs read these strings on Gradescope's page and in its terminal-like output: printable, newlines kept.
   const text = (s: string) => printable(s, true);
   return {

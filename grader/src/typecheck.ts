@@ -67,6 +67,9 @@ const BOOT = `const r = require('node:module').createRequire(${JSON.stringify(WO
 r('tsx/cjs/api').register();
 r(${JSON.stringify(WORKER_TS)});`;
 
+/** Heap of the type checker's worker, in MB: the standard library and the course's types take about 150. */
+const TYPECHECK_HEAP_MB = 768;
+
 /** A queue of type checks served by one worker thread, restarted if a check overruns. */
 export class TypeChecker {
   private worker: Worker | null = null;
@@ -124,7 +127,8 @@ export class TypeChecker {
 
   private start(): Promise<void> {
     if (this.ready) return this.ready;
-    const worker = new Worker(BOOT, { eval: true, name: 'dtlab type checker', stdout: true, stderr: true });
+    // The compiler reads untrusted source: its memory is capped (an exhausted worker fails its check, not the grader).
+    const worker = new Worker(BOOT, { eval: true, name: 'dtlab type checker', stdout: true, stderr: true, resourceLimits: { maxOldGenerationSizeMb: TYPECHECK_HEAP_MB } });
     worker.stdout.resume();
     worker.stderr.resume();
     worker.unref();

@@ -5,10 +5,10 @@
  * mean gradient, computed here.
  */
 import { Tensor, bytesPerElement, chunkBounds, unflattenTensors } from '@dtlab/tensor';
-import type { LaunchResult } from '@dtlab/runtime';
+import type { RankStats } from '@dtlab/runtime';
 import { programPath, type CheckContext, type CheckFn, type RunSpec, type ValueShape } from '@dtlab/grader';
-import { BYTES_PER_ELEMENT, CHECK_OPTIONS, STATE_SLACK_BYTES, checkpointBytes, expectedParamsByStep, paramCount, stateBytesRange, type GradSpec } from './data.ts';
-import type { StepsResult } from './programs.ts';
+import { BYTES_PER_ELEMENT, CHECK_OPTIONS, expectedParamsByStep, paramCount, type GradSpec } from './data.ts';
+import type { SavedCheckpoint, StepsResult } from './programs.ts';
 
 const ENTRY = 'src/zero-adamw.ts';
 const program = { module: programPath(import.meta.url, './programs.ts'), export: 'zeroSteps' };
@@ -29,10 +29,10 @@ const LAYOUT: ParamLayout = { names: SHAPES.map((_, i) => `params[${i}]`), shape
 const STEPS_RESULT: ValueShape = { object: { params: { array: 'tensor' } } };
 
 /** Runs `steps` steps on `worldSize` ranks; returns the inputs and what every rank returned. */
-export async function runSteps(ctx: CheckContext, worldSize: number, steps: number, extra: Partial<GradSpec> = {}): Promise<{ spec: GradSpec; outputs: StepsResult[] }> {
+export async function runSteps(ctx: CheckContext, worldSize: number, steps: number, extra: Partial<GradSpec> = {}): Promise<{ spec: GradSpec; outputs: StepsResult[]; stats: RankStats[] }> {
   const spec: GradSpec = { seed: ctx.seedFor('grads', worldSize), shapes: SHAPES, steps, opts: CHECK_OPTIONS, ...extra };
   const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), spec], returns: STEPS_RESULT });
-  return { spec, outputs: result.ranks.map((r) => r.value as StepsResult) };
+  return { spec, outputs: result.ranks.map((r) => r.value as StepsResult), stats: result.stats };
 }
 
 /** The parameters' names and shapes, to report a wrong value as `2.weight[3, 5]` rather than a flat index. */
@@ -65,44 +65,57 @@ export function shardSizes(p: number, worldSize: number): string {
   return chunkBounds(p, worldSize).map((b) => b.end - b.start).join(', ');
 }
 
-/** The tensors inside a checkpoint, however it is laid out. */
-function tensorsIn(value: unknown, seen = new Set<unknown>()): Tensor[] {
-  if (value instanceof Tensor) return [value];
-  if (value === null || typeof value !== 'object' || seen.has(value)) return [];
-  seen.add(value);
-  return Object.values(value as Record<string, unknown>).flatMap((v) => tensorsIn(v, seen));
+/**
+ * Checks each rank's checkpoint (what `stateDict()` returned, as the rank
+ * program read it: saveCheckpoint): a ZeroStateDict and nothing more, whose
+ * moments are the rank's own shard, `chunkBounds(P, N)[rank]`, in float32.
+ * Returns each checkpoint's bytes: 8 for the step count, and the moments'
+ * elements.
+ */
+export function expectCheckpoints(ctx: CheckContext, checkpoints: (SavedCheckpoint | undefined)[], p: number, afterStep: number): number[] {
+  const worldSize = checkpoints.length;
+  const bounds = chunkBounds(p, worldSize);
+  return checkpoints.map((c, rank) => {
+    const label = `the checkpoint (stateDict()) after step ${afterStep} with ${worldSize} rank${worldSize === 1 ? '' : 's'} (P = ${p})`;
+    const fail = (why: string, expected: string, actual: string) => ctx.fail(`rank ${rank}: ${label}: ${why}`, { rank, index: null, expected, actual, label });
+    if (c === undefined) return fail("stateDict() returned nothing: it must return this rank's optimizer state (see ZeroStateDict)", 'a checkpoint', 'undefined');
+    if ('invalid' in c) return fail(`${c.invalid}`, 'a ZeroStateDict', 'something else');
+    if (c.extra.length) return fail(`it holds fields a ZeroStateDict has not (${c.extra.join(', ')}): keep all of this rank's optimizer state, and only it, in step, expAvg and expAvgSq`, 'step, expAvg, expAvgSq', [...c.extra, 'step', 'expAvg', 'expAvgSq'].join(', '));
+    if (c.changedAfterSave !== undefined) return fail(`the object stateDict() returned changed during the steps after it (${c.changedAfterSave}): a checkpoint must be a copy of the state at that step, not the live state, or saving one after step ${afterStep} saves a later step's state`, `step ${afterStep}'s state`, 'a later state');
+    const shard = bounds[rank]!.end - bounds[rank]!.start;
+    const wide = c.dtypes.filter((d) => d !== 'float32');
+    if (wide.length) return fail(`its moments are ${wide[0]}, ${bytesPerElement(wide[0] as 'float64')} bytes an element: keep them in the parameters' dtype, float32 (2 moments × ${shard} elements × 4 bytes)`, 'float32', wide[0]!);
+    for (const [name, t] of [['expAvg', c.expAvg], ['expAvgSq', c.expAvgSq]] as const) {
+      if (t.numel !== shard) {
+        const more = t.numel > shard;
+        fail(
+          `its ${name} has ${t.numel} elements, where this rank's shard, chunkBounds(P, N)[${rank}] = elements ${bounds[rank]!.start} to ${bounds[rank]!.end}, has ${shard}: ${more ? (t.numel >= p ? 'it holds the moments of every element, not of this rank\'s shard' : 'the shard bounds differ from chunkBounds(P, N)') : 'the shard bounds differ from chunkBounds(P, N), or part of the state is kept somewhere else'}`,
+          `${shard} elements`,
+          `${t.numel} elements`,
+        );
+      }
+    }
+    return 8 + (c.expAvg.numel + c.expAvgSq.numel) * BYTES_PER_ELEMENT;
+  });
 }
 
 /**
- * Checks each rank's checkpoint (what `stateDict()` returned, counted by
- * checkpointBytes): at most two moments of ⌈P/N⌉ float32 elements plus the
- * slack, and at least the two moments of the rank's own shard (less cannot
- * be all the state, and the resumed run then goes wrong anyway).
+ * A rank's bytes per step after loading a checkpoint must not exceed its
+ * bytes per step in the run that saved it (training resumes on the same
+ * schedule): more means the load, or the steps after it, fetched state from
+ * other ranks. 64 bytes of slack per step for bookkeeping messages.
  */
-export function expectCheckpointBytes(ctx: CheckContext, checkpoints: unknown[], p: number, afterStep: number): number[] {
-  const worldSize = checkpoints.length;
-  return checkpoints.map((checkpoint, rank) => {
-    const bytes = checkpointBytes(checkpoint);
-    const { min, max } = stateBytesRange(p, worldSize, rank);
-    const label = `the checkpoint (stateDict()) after step ${afterStep} with ${worldSize} rank${worldSize === 1 ? '' : 's'} (P = ${p})`;
-    if (bytes > max) {
-      const wide = tensorsIn(checkpoint).filter((t) => t.dtype !== 'float32');
-      const why = wide.length
-        ? `its moments are ${wide[0]!.dtype} (${wide.map((t) => t.numel).join(' and ')} elements, ${bytesPerElement(wide[0]!.dtype)} bytes each): keep them in the parameters' dtype, float32`
-        : "it holds more than this rank's shard of the optimizer state";
+export function expectNoMoreTrafficAfterLoad(ctx: CheckContext, first: RankStats[], firstSteps: number, resumed: RankStats[], resumedSteps: number): void {
+  for (const r of resumed) {
+    const before = first[r.rank]!.bytesSent / firstSteps;
+    const limit = Math.ceil(before * resumedSteps) + 64 * resumedSteps;
+    if (r.bytesSent > limit) {
       ctx.fail(
-        `rank ${rank}: ${label} holds ${bytes} bytes, more than 2 moments × ⌈P/N⌉ = ${Math.ceil(p / worldSize)} elements × ${BYTES_PER_ELEMENT} bytes + ${STATE_SLACK_BYTES} bytes of slack = ${max}: ${why}`,
-        { rank, index: null, expected: `<= ${max}`, actual: bytes, label },
+        `rank ${r.rank} sent ${r.bytesSent} bytes in the ${resumedSteps} step${resumedSteps === 1 ? '' : 's'} after loading its checkpoint with ${resumed.length} rank${resumed.length === 1 ? '' : 's'}, more than the ${limit} its steps sent before (${Math.round(before)} bytes a step): loading a checkpoint must not fetch other ranks' optimizer state; each rank's checkpoint is all its state`,
+        { rank: r.rank, index: null, expected: `<= ${limit}`, actual: r.bytesSent, label: `bytes sent by rank ${r.rank} after loading its checkpoint` },
       );
     }
-    if (bytes < min) {
-      ctx.fail(
-        `rank ${rank}: ${label} holds ${bytes} bytes, less than the two moments of its own shard (${min} bytes): either the shard bounds differ from chunkBounds(P, N) (rank ${rank}'s shard has ${min / (2 * BYTES_PER_ELEMENT)} elements), or the moments are kept somewhere the checkpoint leaves out`,
-        { rank, index: null, expected: `>= ${min}`, actual: bytes, label },
-      );
-    }
-    return bytes;
-  });
+  }
 }
 
 /** A training run to checkpoint and resume (see expectCheckpointRoundTrip). */
@@ -110,40 +123,39 @@ export interface RoundTrip {
   worldSize: number;
   /** Parameter elements. */
   p: number;
-  /** Steps before the checkpoint. */
+  /** Steps before the checkpoint, and in all. */
   checkpointAfter: number;
-  /** What every rank of the first run returned (its checkpoint included). */
+  steps: number;
+  /** What every rank of the first run returned (its checkpoint included), and its traffic. */
   first: StepsResult[];
+  firstStats: RankStats[];
   /** The reference parameters (flat) after each step of the whole run. */
   expected: Tensor[];
   layout: ParamLayout;
   tol: { rtol: number; atol: number };
   /** The launch that resumes from `checkpoints` (one per rank), starting at `expected[checkpointAfter - 1]`. */
-  resume: (checkpoints: unknown[]) => RunSpec;
+  resume: (checkpoints: SavedCheckpoint[]) => RunSpec;
 }
 
 /**
  * The sharded-checkpoint round trip: every rank's checkpoint of the first
- * run must be the size of one shard of the state, and a fresh optimizer per
+ * run must be a ZeroStateDict of its own shard, and a fresh optimizer per
  * rank, on workers that never ran the submission, that loads it must train
- * the remaining steps like single-process AdamW. State kept anywhere but in
- * the checkpoint (a WeakMap, a private field, beside decoys of the right
- * size) is lost on the way, and the resumed run goes wrong. Returns the
- * checkpoints' sizes and the resumed launch.
+ * the remaining steps like single-process AdamW, sending no more a step than
+ * before. State kept anywhere but in the checkpoint is lost on the way, and
+ * the resumed run goes wrong. Returns the checkpoints' sizes.
  */
-export async function expectCheckpointRoundTrip(ctx: CheckContext, t: RoundTrip): Promise<{ bytes: number[]; resumed: LaunchResult }> {
+export async function expectCheckpointRoundTrip(ctx: CheckContext, t: RoundTrip): Promise<{ bytes: number[] }> {
   const k = t.checkpointAfter;
-  const checkpoints = t.first.map((o, rank) => {
-    if (o.checkpoint === undefined) ctx.fail(`rank ${rank}: stateDict() returned nothing after step ${k} with ${t.worldSize} rank${t.worldSize === 1 ? '' : 's'}: it must return this rank's optimizer state (see ZeroStateDict)`, { rank, index: null, expected: 'a checkpoint', actual: 'undefined', label: 'stateDict()' });
-    return o.checkpoint;
-  });
-  const bytes = expectCheckpointBytes(ctx, checkpoints, t.p, k);
+  const bytes = expectCheckpoints(ctx, t.first.map((o) => o.checkpoint), t.p, k);
+  const checkpoints = t.first.map((o) => o.checkpoint!);
   const resumed = await ctx.run({ ...t.resume(checkpoints), returns: STEPS_RESULT, freshWorkers: true });
   const outputs = resumed.ranks.map((r) => r.value as StepsResult);
   const relabel = { ...t.layout, names: t.layout.names.map((n) => `${n} (resumed from the checkpoint after step ${k})`) };
   // Step s of the resumed run is step k + s of the whole run.
   expectParity(ctx, outputs, t.expected.slice(k), relabel, t.tol, k);
-  return { bytes, resumed };
+  expectNoMoreTrafficAfterLoad(ctx, t.firstStats, t.steps, resumed.stats, t.steps - k);
+  return { bytes };
 }
 
 // The mean gradient is exact in these checks (see rankGrads), so only the
@@ -163,7 +175,7 @@ export const checks: Record<string, CheckFn> = {
   },
   'state-size': async (ctx) => {
     const worldSize = 4;
-    const { spec, outputs } = await runSteps(ctx, worldSize, 2, { checkpointAfter: 1 });
+    const { spec, outputs, stats } = await runSteps(ctx, worldSize, 2, { checkpointAfter: 1 });
     const expected = expectedParamsByStep(spec, worldSize);
     expectParity(ctx, outputs, expected, LAYOUT, TOLERANCE);
     const p = paramCount(SHAPES);
@@ -171,7 +183,9 @@ export const checks: Record<string, CheckFn> = {
       worldSize,
       p,
       checkpointAfter: 1,
+      steps: 2,
       first: outputs,
+      firstStats: stats,
       expected,
       layout: LAYOUT,
       tol: TOLERANCE,

@@ -4,7 +4,7 @@
  * process) both call these, so the checker knows every rank's gradients
  * without receiving them from student code.
  */
-import { Generator, Tensor, bytesPerElement, chunkBounds, deriveSeed, flattenTensors, optim, tensor } from '@dtlab/tensor';
+import { Generator, Tensor, deriveSeed, flattenTensors, optim, tensor } from '@dtlab/tensor';
 
 /** A run of the optimizer on given gradients: parameter shapes, steps, AdamW options. */
 export interface GradSpec {
@@ -29,8 +29,6 @@ export const CHECK_OPTIONS: Required<optim.AdamOptions> = { lr: 0.01, betas: [0.
 /** Bytes per element of the parameters and moments (float32). */
 export const BYTES_PER_ELEMENT = 4;
 
-/** Slack allowed above the two shard moments in a rank's checkpoint, for bookkeeping (the step count, names). */
-export const STATE_SLACK_BYTES = 4096;
 
 const numel = (shape: number[]) => shape.reduce((a, b) => a * b, 1);
 
@@ -81,43 +79,6 @@ export function expectedParamsByStep(spec: GradSpec, worldSize: number): Tensor[
 /** Total parameter elements P of `shapes`. */
 export function paramCount(shapes: number[][]): number {
   return shapes.reduce((n, s) => n + numel(s), 0);
-}
-
-/**
- * The bytes a checkpoint holds, however a submission built it: every
- * tensor's and typed array's elements, 8 bytes per number, 2 per character of
- * a string (and of a key), through arrays, objects, Maps and Sets.
- */
-export function checkpointBytes(value: unknown): number {
-  const seen = new Set<object>();
-  const stack: unknown[] = [value];
-  let bytes = 0;
-  while (stack.length > 0) {
-    const x = stack.pop();
-    if (typeof x === 'number' || typeof x === 'bigint') bytes += 8;
-    else if (typeof x === 'string') bytes += 2 * x.length;
-    else if (typeof x === 'boolean') bytes += 1;
-    if (x === null || typeof x !== 'object' || seen.has(x)) continue;
-    seen.add(x);
-    if (x instanceof Tensor) bytes += x.numel * bytesPerElement(x.dtype);
-    else if (ArrayBuffer.isView(x)) bytes += x.byteLength;
-    else if (x instanceof ArrayBuffer) bytes += x.byteLength;
-    else if (x instanceof Map) for (const [k, v] of x) stack.push(k, v);
-    else if (x instanceof Set) for (const v of x) stack.push(v);
-    else if (Array.isArray(x)) stack.push(...x);
-    else for (const [k, v] of Object.entries(x)) stack.push(k, v);
-  }
-  return bytes;
-}
-
-/**
- * What a rank's checkpoint (`stateDict()`) may hold: at least the two
- * moments of its own shard (less cannot resume training), at most two
- * moments of ⌈P/N⌉ elements plus the slack.
- */
-export function stateBytesRange(p: number, worldSize: number, rank: number): { min: number; max: number } {
-  const { start, end } = chunkBounds(p, worldSize)[rank]!;
-  return { min: 2 * (end - start) * BYTES_PER_ELEMENT, max: 2 * Math.ceil(p / worldSize) * BYTES_PER_ELEMENT + STATE_SLACK_BYTES };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Comm } from '@dtlab/runtime';
 import { flattenTensors, nn, noGrad, unflattenTensors, type Tensor } from '@dtlab/tensor';
 import { loadExport } from '@dtlab/grader';
 import { makeModel, miniBatch, type Experiment } from './experiment.ts';
-import { expectCheckpointKept, type StepsResult, type ZeroAdamWClass } from '../../checks/ex03-zero-sharding/programs.ts';
+import { expectCheckpointKept, loadableCheckpoint, markChangedSinceSave, saveCheckpoint, type SavedCheckpoint, type StepsResult, type ZeroAdamWClass } from '../../checks/ex03-zero-sharding/programs.ts';
 import { fingerprintOf } from '../../checks/ex03-zero-sharding/data.ts';
 
 /** One data-parallel training step on this rank's mini-batch: local gradients of the cross-entropy mean, then `optimizer.step()`. */
@@ -26,11 +26,13 @@ export async function zeroTraining(comm: Comm, entry: string, e: Experiment): Pr
   const model = makeModel(e);
   const optimizer = new ZeroAdamW(comm, model.parameters(), e.opts);
   const out: StepsResult = { params: [] };
+  let dict: unknown;
   for (let s = 0; s < e.steps; s++) {
     await trainStep(comm, model, optimizer, e, s);
     out.params.push(flattenTensors(model.parameters()));
-    if (s + 1 === e.checkpointAfter) out.checkpoint = optimizer.stateDict();
+    if (s + 1 === e.checkpointAfter) out.checkpoint = saveCheckpoint((dict = optimizer.stateDict()));
   }
+  markChangedSinceSave(out, dict);
   return out;
 }
 
@@ -40,13 +42,13 @@ export async function zeroTraining(comm: Comm, entry: string, e: Experiment): Pr
  * `e.checkpointAfter` steps, a fresh optimizer that loads this rank's
  * checkpoint, then the remaining steps. Returns the parameters after each.
  */
-export async function resumeTraining(comm: Comm, entry: string, e: Experiment, start: Tensor, checkpoints: unknown[]): Promise<StepsResult> {
+export async function resumeTraining(comm: Comm, entry: string, e: Experiment, start: Tensor, checkpoints: SavedCheckpoint[]): Promise<StepsResult> {
   const ZeroAdamW = await loadExport<ZeroAdamWClass>(entry, 'ZeroAdamW');
   const model = makeModel(e);
   const values = unflattenTensors(start, model.parameters().map((p) => [...p.shape]));
   noGrad(() => model.parameters().forEach((p, i) => p.copy_(values[i]!)));
   const optimizer = new ZeroAdamW(comm, model.parameters(), e.opts);
-  const mine = checkpoints[comm.rank];
+  const mine = loadableCheckpoint(checkpoints[comm.rank]!);
   const loaded = fingerprintOf(mine);
   optimizer.loadStateDict(mine);
   const out: StepsResult = { params: [] };

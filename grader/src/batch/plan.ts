@@ -7,10 +7,10 @@
  * the rubric files alone.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import type { Exercise } from '../exercises.ts';
-import { hashFile, hashTree, NO_SRC_SHA256 } from '../submission.ts';
+import { hashFile, hashTree, NO_SRC_SHA256, SUBMISSION_LIMITS } from '../submission.ts';
 import { locateExercise, type StudentSource } from './discover.ts';
 import { readRubricFile, rubricPath } from './layout.ts';
 import { extractZip, ZipError, type UnzipLimits } from './unzip.ts';
@@ -55,9 +55,20 @@ export interface PlanOptions {
   unzip?: Partial<UnzipLimits>;
 }
 
+/**
+ * The fingerprint of an exercise folder's `src/`, within the limits a
+ * submission may have (SUBMISSION_LIMITS): a `src` that is a link is not
+ * followed (its grading says so), and a tree over the limits is not read to
+ * its end (its grading refuses it), so planning a class never hashes more
+ * than a submission may hold.
+ */
 function srcHash(dir: string): string {
   const src = join(dir, 'src');
-  return existsSync(src) && statSync(src).isDirectory() ? hashTree(src) : NO_SRC_SHA256;
+  const st = lstatSync(src, { throwIfNoEntry: false });
+  if (!st) return NO_SRC_SHA256;
+  if (st.isSymbolicLink()) return createHash('sha256').update(`dtlab: src is a link to ${readlinkSync(src)}`).digest('hex');
+  if (!st.isDirectory()) return NO_SRC_SHA256;
+  return hashTree(src, { maxBytes: SUBMISSION_LIMITS.totalBytes, maxFiles: SUBMISSION_LIMITS.files });
 }
 
 /**

@@ -20,7 +20,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { listExercises, type Exercise } from '../exercises.ts';
 import { gradeSubmission } from '../grade.ts';
-import { toGradescope, writeAtomic, writeRubric, type Rubric } from '../rubric.ts';
+import { boundedRubric, toGradescope, writeAtomic, writeRubric, type Rubric } from '../rubric.ts';
 import { graderVersion } from '../version.ts';
 import { discoverStudents, type Discovered, type StudentSource } from './discover.ts';
 import { chaptersToCheck, gradeKnowledgeChecks, knowledgeCheckGradescopePath, knowledgeCheckPath, knowledgeCheckToGradescope, writeKnowledgeCheck, type KnowledgeCheckRecord } from './knowledge-checks.ts';
@@ -94,9 +94,15 @@ export interface BatchResult {
   gradebook: Gradebook;
 }
 
-/** The seed of one pair, derived from a base seed: the same base regrades the same way. */
-export function pairSeed(base: number, student: string, exercise: string): number {
-  return createHash('sha256').update(`${base}\0${student}\0${exercise}`).digest().readUInt32BE(0) & 0x7fffffff;
+/**
+ * The seed of one pair, derived from a base seed, the student, the exercise
+ * and the submission's fingerprint: the same base regrades the same work the
+ * same way, yet a submission cannot know its seed while it is written (its
+ * fingerprint covers its own text), so it cannot carry answers computed for
+ * it in advance.
+ */
+export function pairSeed(base: number, student: string, exercise: string, sha256: string): number {
+  return createHash('sha256').update(`${base}\0${student}\0${exercise}\0${sha256}`).digest().readUInt32BE(0) & 0x7fffffff;
 }
 
 const ref = (p: Pair): PairRef => ({ student: p.student, exercise: p.exercise.manifest.id });
@@ -246,7 +252,7 @@ class BatchRun {
   /** Grades one pair (or records its placeholder) and records the rubric. */
   private async gradeOne(p: Pair): Promise<void> {
     const opts = this.opts;
-    const seed = opts.seed !== undefined ? pairSeed(opts.seed, p.student, p.exercise.folder) : randomInt(0, 2 ** 31);
+    const seed = opts.seed !== undefined ? pairSeed(opts.seed, p.student, p.exercise.folder, p.sha256) : randomInt(0, 2 ** 31);
     if (p.placeholder || !p.dir) {
       const reason = p.placeholder?.reason ?? 'BUG: a pair with no folder and no reason';
       this.record(p, placeholderRubric({ exercise: p.exercise, studentId: p.student, path: p.displayPath, sha256: p.sha256, seed, flag: p.placeholder?.flag ?? 'missing', reason, notes: p.notes }));
@@ -272,7 +278,8 @@ class BatchRun {
   }
 
   /** Writes one rubric, and its Gradescope file, and reports it. */
-  private record(p: Pair, rubric: Rubric): void {
+  private record(p: Pair, given: Rubric): void {
+    const rubric = boundedRubric(given); // notes added since grading (the type check's, the zip's) bounded too
     writeRubric(p.rubricFile, rubric);
     this.recordGradescope(p, rubric);
     this.graded++;

@@ -10,6 +10,10 @@ export interface Parsed {
 }
 
 import { UsageError, UserError } from '../user-error.ts';
+import { printable } from '../text.ts';
+import { chmodSync, existsSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export { UsageError };
 
@@ -40,13 +44,30 @@ export function parseArgs(argv: string[], valued: readonly string[], flags: read
   return out;
 }
 
+/**
+ * tsx keeps the code it compiles (the course's, hidden checks and solutions
+ * included, when a command loads them) in `<tmp>/tsx-<uid>/`, which it makes
+ * readable by everyone: on a machine a class shares, that would hand out the
+ * hidden checks. The folder is made private to its owner.
+ */
+function privateTsxCache(): void {
+  try {
+    const dir = join(tmpdir(), `tsx-${process.getuid?.() ?? ''}`);
+    if (existsSync(dir) && statSync(dir).uid === process.getuid?.()) chmodSync(dir, 0o700);
+  } catch {
+    // not ours, or not there: nothing to do
+  }
+}
+
 /** Runs `main`, printing usage and grading errors readably, and exits with its code. */
 export async function runCli(main: () => Promise<number>): Promise<void> {
+  privateTsxCache();
   try {
     process.exitCode = await main();
   } catch (e) {
     if (e instanceof UserError) {
-      console.error(e.message);
+      // A message may quote names from submissions (a student's folder): shown, not obeyed.
+      console.error(printable(e.message, true));
       process.exitCode = e.exitCode;
     } else {
       console.error(`error: ${(e as Error)?.stack ?? String(e)}`);

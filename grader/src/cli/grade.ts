@@ -16,7 +16,7 @@ import { findExercise, listExercises } from '../exercises.ts';
 import { gradeSubmission } from '../grade.ts';
 import { sweepLeftovers } from '../leftovers.ts';
 import { formatReport, palette } from '../report.ts';
-import { toGradescope, validateRubric, writeAtomic, writeRubric } from '../rubric.ts';
+import { boundedRubric, toGradescope, validateRubric, writeAtomic, writeRubric } from '../rubric.ts';
 import { defaultRubricPath, hintsShown, lastRubric } from '../grade-records.ts';
 import { recordTypeCheck, TypeChecker } from '../typecheck.ts';
 import { parseArgs, runCli, UsageError } from './args.ts';
@@ -65,7 +65,7 @@ async function main(): Promise<number> {
   sweepLeftovers(); // private copies of a grading killed with kill -9
   const typeChecker = options.typecheck ? new TypeChecker() : null;
   const typed = typeChecker?.check(submissionDir, exercise);
-  const rubric = await gradeSubmission({
+  let rubric = await gradeSubmission({
     exercise,
     submissionDir,
     seed,
@@ -82,6 +82,7 @@ async function main(): Promise<number> {
     if (live) process.stderr.write(`\r\x1b[2Kgrading ${id}: type-checking src/ ...`);
     recordTypeCheck(rubric, await typed);
     await typeChecker.close();
+    rubric = boundedRubric(rubric); // the type check's note, bounded like the rest
   }
   if (live) process.stderr.write('\r\x1b[2K');
   if (format === 'rubric') writeRubric(out, rubric);

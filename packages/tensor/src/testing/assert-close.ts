@@ -47,9 +47,9 @@ function toFlat(x: Comparable): { values: ArrayLike<number>; shape: readonly num
 }
 
 function unravel(index: number, shape: readonly number[]): number[] {
-  const pos: number[] = [];
+  const pos = new Array<number>(shape.length);
   for (let d = shape.length - 1; d >= 0; d--) {
-    pos.unshift(index % shape[d]!);
+    pos[d] = index % shape[d]!;
     index = Math.floor(index / shape[d]!);
   }
   return pos;
