@@ -19,6 +19,7 @@ import * as mv from './ops/movement.ts';
 import * as ip from './ops/inplace.ts';
 import { matmul } from './ops/matmul.ts';
 import { formatTensor } from './format.ts';
+import { labelStorage } from './meter/allocation.ts';
 
 /** A tensor operand: another tensor or a plain number (a scalar of the other operand's dtype). */
 export type TensorLike = Tensor | number;
@@ -46,13 +47,13 @@ export class Tensor {
   readonly strides: readonly number[];
   /** Position of element `[0, 0, ...]` in storage. */
   readonly offset: number;
-  /** Gradient accumulated by `backward()`, or null before the first backward. */
-  grad: Tensor | null = null;
   /** Optional name, used in error messages (nn sets it to the parameter's name). */
   name: string | undefined;
 
   /** @internal The flat buffer this tensor views. */
   _storage: Storage;
+  /** @internal See `grad`. */
+  _grad: Tensor | null = null;
   /** @internal The op that produced this tensor; null for leaves. */
   _node: Node | null = null;
   /** @internal */
@@ -75,6 +76,16 @@ export class Tensor {
   /** @internal A new contiguous tensor owning `data`. */
   static _fromData(data: TypedArray, shape: readonly number[]): Tensor {
     return new Tensor(new Storage(data), shape);
+  }
+
+  /** Gradient accumulated by `backward()`, or null before the first backward. */
+  get grad(): Tensor | null {
+    return this._grad;
+  }
+  set grad(g: Tensor | null) {
+    // On a virtual device the memory report shows gradients as such.
+    if (g) labelStorage(g._storage.data.buffer, 'grad');
+    this._grad = g;
   }
 
   /** Element type: 'float32' or 'float64'. */
@@ -109,6 +120,8 @@ export class Tensor {
     if (!this.isLeaf && !v) {
       throw new AutogradError('requiresGrad', 'only a leaf tensor can stop requiring grad; use detach() to get a tensor outside the graph');
     }
+    // A leaf that requires grad is a parameter: so the memory report names it.
+    if (v && this.isLeaf) labelStorage(this._storage.data.buffer, 'parameter');
     this._requiresGrad = v;
   }
   /** Name of the op that produced this tensor, or null for a leaf. */
