@@ -11,7 +11,7 @@ import { AutogradError, fmtShape } from './errors.ts';
 import { contiguousStrides, numelOf } from './shape.ts';
 import { Storage } from './storage.ts';
 import type { Node } from './autograd/node.ts';
-import { backward as runBackward } from './autograd/engine.ts';
+import { backward as runBackward, backwardAsync as runBackwardAsync } from './autograd/engine.ts';
 import { copyStrided } from './kernels/strided.ts';
 import * as pw from './ops/pointwise.ts';
 import * as rd from './ops/reduce.ts';
@@ -24,11 +24,18 @@ import { labelStorage } from './meter/allocation.ts';
 /** A tensor operand: another tensor or a plain number (a scalar of the other operand's dtype). */
 export type TensorLike = Tensor | number;
 
-/** A hook on a tensor's gradient; may return a replacement gradient. */
-export type GradHook = (grad: Tensor) => Tensor | void;
+/**
+ * A hook on a tensor's gradient; may return a replacement gradient (or a
+ * promise of one, which only `backwardAsync` waits for).
+ */
+export type GradHook = (grad: Tensor) => Tensor | void | Promise<Tensor | void>;
 
-/** A hook called on a leaf after its `.grad` has been updated for this backward pass. */
-export type PostAccumulateGradHook = (tensor: Tensor) => void;
+/**
+ * A hook called on a leaf after its `.grad` has been updated for this
+ * backward pass. If it returns a promise, `backwardAsync` waits for it before
+ * going on; `backward` leaves it running.
+ */
+export type PostAccumulateGradHook = (tensor: Tensor) => void | Promise<void>;
 
 /** Options for creating a tensor. */
 export interface TensorOptions {
@@ -277,6 +284,12 @@ export class Tensor {
    * needs `gradient`, the vector in the vector-Jacobian product.
    */
   backward(gradient?: Tensor): void { runBackward(this, gradient); }
+  /**
+   * `backward`, for graphs with asynchronous steps: custom functions whose
+   * backward communicates (tensor parallelism), or hooks that return
+   * promises. Each is awaited in graph order. Works for any graph.
+   */
+  backwardAsync(gradient?: Tensor): Promise<void> { return runBackwardAsync(this, gradient); }
   /**
    * Calls `hook(grad)` once this tensor's gradient for the current backward
    * pass is complete. If the hook returns a tensor, it replaces the gradient.
