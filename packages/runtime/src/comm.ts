@@ -8,8 +8,17 @@
  *   one source with one tag never overtake each other.
  * - `isend`/`irecv` start an operation and return a `Work`; `wait()` ends it.
  *   `sendRecv` is one ring step: send to one neighbour, receive from another.
+ * - `background(fn)` runs communication on a stream of its own, beside the
+ *   rank's work (as DDP's gradient all-reduces run beside backward), and
+ *   `waitAll()` waits for all of it; `elapse(us)` charges modelled work.
+ *
+ * What the runtime completes (waits, peer failures) goes through functions
+ * of this module that the package index does not export, and the Comm's
+ * state is in #private fields: a program holding its Comm cannot resolve
+ * its own waits early, which would let it act before its messages arrive.
  */
 import { Tensor, fromTransferable, noGrad, type DType, type TransferableTensor } from '@dtlab/tensor';
+import { releaseStorage } from '@dtlab/tensor/meter';
 import type { Payload } from './fabric.ts';
 import { SendBuffers, typedView } from './send-buffers.ts';
 import { InjectedFaultError, RankFailedError, type CollectiveCall } from './errors.ts';
@@ -53,6 +62,30 @@ export interface Completion {
   vtUs: number;
 }
 
+/** What a Comm asks of the runtime beside its rank (device/rank-runtime.ts). */
+export interface CommRuntime {
+  /** Virtual time of the caller's stream. */
+  clockUs(): number;
+  /** Charges `us` of modelled work to the caller's stream. */
+  elapse(us: number, label: string): void;
+  /** Runs `fn` on a new stream; `join` makes the caller's stream wait for its end. */
+  fork<T>(label: string, fn: () => Promise<T> | T): { done: Promise<T>; join: () => void };
+}
+
+/** A Comm's own clock when no runtime is attached (tests that build a Comm by hand): the last completed wait. */
+class PlainClock implements CommRuntime {
+  vt = 0;
+  clockUs(): number {
+    return this.vt;
+  }
+  elapse(us: number): void {
+    this.vt += us;
+  }
+  fork<T>(_label: string, fn: () => Promise<T> | T): { done: Promise<T>; join: () => void } {
+    return { done: Promise.resolve().then(fn), join: () => undefined };
+  }
+}
+
 /** A started operation; `wait()` resolves when it is complete. */
 export class Work<T> {
   private promise: Promise<T> | undefined;
@@ -75,16 +108,28 @@ export class Work<T> {
   }
 }
 
+let complete: (comm: Comm, id: number, c: Completion) => void;
+let failed: (comm: Comm, rank: number, root: number, message: string) => void;
+let pendingCount: (comm: Comm) => number;
+
 /** A rank's handle on the group: its rank, the world size, and point-to-point messaging. */
 export class Comm {
-  private nextId = 1;
-  private collectiveIndex = 0;
-  private opCount = 0;
-  private readonly pending = new Map<number, { resolve: (c: Completion) => void }>();
-  private readonly failedPeers = new Map<number, { root: number; message: string }>();
-  private vt = 0;
-  private readonly sendBuffers = new SendBuffers();
-  private readonly crashAt: number | undefined;
+  #nextId = 1;
+  #collectiveIndex = 0;
+  #opCount = 0;
+  readonly #pending = new Map<number, { resolve: (c: Completion) => void }>();
+  readonly #failedPeers = new Map<number, { root: number; message: string }>();
+  readonly #sendBuffers = new SendBuffers();
+  readonly #crashAt: number | undefined;
+  readonly #runtime: CommRuntime;
+  #plain: PlainClock | undefined;
+  readonly #background: Work<unknown>[] = [];
+
+  static {
+    complete = (comm, id, c) => comm.#complete(id, c);
+    failed = (comm, rank, root, message) => void comm.#failedPeers.set(rank, { root, message });
+    pendingCount = (comm) => comm.#pending.size;
+  }
 
   /** @internal Backends create Comms. */
   constructor(
@@ -96,13 +141,64 @@ export class Comm {
     /** The launch's seed (derive per-rank seeds with deriveSeed(comm.seed, comm.rank)). */
     readonly seed: number,
     faults: readonly Fault[] = [],
+    runtime?: CommRuntime,
   ) {
-    this.crashAt = faults.find((f): f is Extract<Fault, { kind: 'crash' }> => f.kind === 'crash' && f.rank === rank)?.atOp;
+    this.#crashAt = faults.find((f): f is Extract<Fault, { kind: 'crash' }> => f.kind === 'crash' && f.rank === rank)?.atOp;
+    this.#runtime = runtime ?? (this.#plain = new PlainClock());
   }
 
-  /** This rank's virtual time in microseconds, as of its last completed wait. */
+  /**
+   * This rank's virtual time in microseconds: its compute so far and its
+   * waits (on the stream the caller runs on; see `background`).
+   */
   get virtualTimeUs(): number {
-    return this.vt;
+    return this.#runtime.clockUs();
+  }
+
+  /**
+   * Charges `us` microseconds of modelled work that is not a tensor op
+   * (loading a batch from disk, say) to this rank's virtual time, under
+   * `label` in the profile.
+   */
+  elapse(us: number, label = 'elapse'): void {
+    if (typeof us !== 'number' || !Number.isFinite(us) || us < 0) {
+      throw new RangeError(`rank ${this.rank}: elapse: us must be a finite number of microseconds >= 0, got ${describe(us)}`);
+    }
+    this.#runtime.elapse(us, String(label));
+  }
+
+  /**
+   * Runs `fn` on a background stream of this rank, as torch runs NCCL
+   * collectives on a stream of their own: it starts at this rank's current
+   * virtual time and its communication overlaps with whatever the rank does
+   * meanwhile. Typically `fn` is a collective started from a gradient hook:
+   *
+   *     p.registerPostAccumulateGradHook(() => works.push(comm.background(() => allReduce(comm, bucket))));
+   *     ...; await comm.waitAll();   // before the optimizer step
+   *
+   * `await work.wait()` (or `comm.waitAll()`) gives `fn`'s result and moves
+   * the waiting stream's clock to the background stream's end, if later:
+   * the communication that did not overlap shows as exposed.
+   */
+  background<T>(fn: () => Promise<T> | T, label = 'background'): Work<T> {
+    if (typeof fn !== 'function') throw new TypeError(`rank ${this.rank}: background: expected a function, got ${describe(fn)}`);
+    const { done, join } = this.#runtime.fork(String(label), fn);
+    const work = new Work<T>(async () => {
+      try {
+        return await done;
+      } finally {
+        join();
+      }
+    });
+    // Until someone waits, a failure must not count as unhandled: wait() reports it.
+    done.catch(() => undefined);
+    this.#background.push(work as Work<unknown>);
+    return work;
+  }
+
+  /** Waits for every background work of this rank started so far (in the order they started). */
+  async waitAll(): Promise<void> {
+    while (this.#background.length > 0) await this.#background.shift()!.wait();
   }
 
   /** Sends a copy of `t` to rank `dst`. Resolves at once: sends are buffered. */
@@ -117,31 +213,33 @@ export class Comm {
 
   /** Starts a send; the returned Work is already complete (sends are buffered). */
   isend(dst: number, t: Tensor, opts: SendOptions = {}): Work<void> {
-    this.countOp('send');
-    this.checkPeer('send', 'dst', dst);
-    const tag = this.checkTag('send', opts.tag);
+    this.#countOp('send');
+    this.#checkPeer('send', 'dst', dst);
+    const tag = this.#checkTag('send', opts.tag);
     if (!(t instanceof Tensor)) throw new TypeError(`rank ${this.rank}: send to rank ${dst}: expected a Tensor, got ${describe(t)}`);
-    const failed = this.failedPeers.get(dst);
+    const failed = this.#failedPeers.get(dst);
     if (failed !== undefined) throw new RankFailedError(this.rank, failed.root, failed.message, `send to rank ${dst} (tag ${tag})`);
-    const { dtype, shape, buffer } = opts.transfer ? moveOut(this.rank, dst, t) : this.sendBuffers.copy(t);
+    const { dtype, shape, buffer } = opts.transfer ? moveOut(this.rank, dst, t) : this.#sendBuffers.copy(t);
     this.transport.send(dst, tag, { dtype, shape, buffer });
     return new Work(async () => undefined);
   }
 
   /** Starts a receive from `src`; `wait()` on the result gives the tensor. */
   irecv(src: number, opts: RecvOptions = {}): Work<Tensor> {
-    this.countOp('recv');
-    this.checkPeer('recv', 'src', src);
-    const tag = this.checkTag('recv', opts.tag);
+    this.#countOp('recv');
+    this.#checkPeer('recv', 'src', src);
+    const tag = this.#checkTag('recv', opts.tag);
     const into = opts.into;
     if (into !== undefined && !(into instanceof Tensor)) throw new TypeError(`rank ${this.rank}: recv: 'into' must be a Tensor, got ${describe(into)}`);
-    const id = this.nextId++;
+    const id = this.#nextId++;
     this.transport.post(id, src, tag, into ? { numel: into.numel, dtype: into.dtype } : undefined);
     return new Work(async () => {
-      const c = await this.waitFor(id, () => this.transport.wait(id));
+      const c = await this.#waitFor(id, () => this.transport.wait(id));
       if (!into) return fromTransferable(c.payload!);
       copyInto(into, c.payload!);
-      this.sendBuffers.recycle(c.payload!.buffer);
+      // The message's buffer becomes a spare for a later send: the runtime's, not the program's memory.
+      releaseStorage(c.payload!.buffer);
+      this.#sendBuffers.recycle(c.payload!.buffer);
       return into;
     });
   }
@@ -155,9 +253,9 @@ export class Comm {
 
   /** Waits until every rank has called `barrier`. */
   async barrier(): Promise<void> {
-    this.countOp('barrier');
-    const id = this.nextId++;
-    await this.waitFor(id, () => this.transport.barrier(id));
+    this.#countOp('barrier');
+    const id = this.#nextId++;
+    await this.#waitFor(id, () => this.transport.barrier(id));
   }
 
   /**
@@ -169,55 +267,60 @@ export class Comm {
    * no trace event.
    */
   announceCollective(call: CollectiveCall): number {
-    const index = this.collectiveIndex++;
+    const index = this.#collectiveIndex++;
     this.transport.announce(index, call);
     return index;
   }
 
-  /** @internal The fabric finished wait `id`. */
-  _complete(id: number, c: Completion): void {
-    const p = this.pending.get(id);
+  /** The fabric finished wait `id`. */
+  #complete(id: number, c: Completion): void {
+    const p = this.#pending.get(id);
     if (!p) return;
-    this.pending.delete(id);
-    this.vt = c.vtUs;
+    this.#pending.delete(id);
+    if (this.#plain) this.#plain.vt = Math.max(this.#plain.vt, c.vtUs);
     p.resolve(c);
   }
 
-  /** @internal Rank `rank` failed (the failure started at `root`); later sends to it fail at once. */
-  _peerFailed(rank: number, root: number, message: string): void {
-    this.failedPeers.set(rank, { root, message });
-  }
-
-  /** @internal Number of waits not yet complete. */
-  get _pendingWaits(): number {
-    return this.pending.size;
-  }
-
-  private async waitFor(id: number, start: () => void): Promise<Completion> {
+  async #waitFor(id: number, start: () => void): Promise<Completion> {
     const c = await new Promise<Completion>((resolve) => {
-      this.pending.set(id, { resolve });
+      this.#pending.set(id, { resolve });
       start();
     });
     if (c.error) throw c.error;
     return c;
   }
 
-  private countOp(op: string): void {
-    this.opCount++;
-    if (this.crashAt !== undefined && this.opCount === this.crashAt) throw new InjectedFaultError(this.rank, this.opCount, op);
+  #countOp(op: string): void {
+    this.#opCount++;
+    if (this.#crashAt !== undefined && this.#opCount === this.#crashAt) throw new InjectedFaultError(this.rank, this.#opCount, op);
   }
 
-  private checkPeer(op: string, what: string, peer: number): void {
+  #checkPeer(op: string, what: string, peer: number): void {
     if (!Number.isInteger(peer) || peer < 0 || peer >= this.worldSize) {
       throw new RangeError(`rank ${this.rank}: ${op}: ${what} must be a rank in [0, ${this.worldSize}), got ${describe(peer)}`);
     }
   }
 
-  private checkTag(op: string, tag: number | undefined): number {
+  #checkTag(op: string, tag: number | undefined): number {
     const t = tag ?? 0;
     if (!Number.isInteger(t) || t < 0) throw new RangeError(`rank ${this.rank}: ${op}: tag must be a non-negative integer, got ${describe(tag)}`);
     return t;
   }
+}
+
+/** Backends: wait `id` of `comm` is over (delivered in order by the rank's runtime). */
+export function completeWait(comm: Comm, id: number, c: Completion): void {
+  complete(comm, id, c);
+}
+
+/** Backends: rank `rank` failed (the failure started at `root`); later sends to it fail at once. */
+export function notePeerFailed(comm: Comm, rank: number, root: number, message: string): void {
+  failed(comm, rank, root, message);
+}
+
+/** Backends: how many waits of `comm` are not yet complete. */
+export function pendingWaits(comm: Comm): number {
+  return pendingCount(comm);
 }
 
 /** Copies a received message into `into` (same size and dtype: the fabric checked). */

@@ -140,7 +140,9 @@ export async function buildWorkerBundle(spec: WorkerBundleSpec): Promise<WorkerB
   const outside: Esbuild.Plugin = {
     name: 'dtlab-outside',
     setup(b) {
-      b.onResolve({ filter: /^[^./]/ }, (args) => (isAbsolute(args.path) || listed.has(args.path) ? undefined : { path: args.path, external: true }));
+      // A listed package's own entry points (@dtlab/tensor/meter, which the runtime imports) are in too.
+      const inside = (p: string) => listed.has(p) || [...listed].some((name) => p.startsWith(`${name}/`));
+      b.onResolve({ filter: /^[^./]/ }, (args) => (isAbsolute(args.path) || inside(args.path) ? undefined : { path: args.path, external: true }));
     },
   };
   const roots = [WORKER_MAIN, ...spec.packages, ...(spec.modules ?? [])];
