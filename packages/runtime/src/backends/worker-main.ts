@@ -119,6 +119,9 @@ async function main(init: WorkerInit, comm: Comm, rt: RankRuntime): Promise<unkn
     const names = Object.keys(mod).filter((k) => typeof mod[k] === 'function');
     throw new TypeError(`${init.module} has no exported function '${init.exportName}'; its exported functions are: ${names.join(', ') || '(none)'}`);
   }
+  // Loading ran in the rank's context, so what the modules allocated and keep is counted; the loader's garbage is not.
+  await new Promise((r) => setImmediate(r));
+  rt.programStarts();
   const args = decodeValue(init.args) as unknown[];
   rt.adoptArgs(args);
   return fn(comm, ...args);

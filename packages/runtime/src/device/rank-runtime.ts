@@ -148,6 +148,18 @@ export class RankRuntime implements CommRuntime {
     }
   }
 
+  /**
+   * The rank's modules have loaded (call from a fresh task): a point frees
+   * what the loader left behind, and the peaks start from what the modules
+   * keep. What a module allocated at load time and still holds counts.
+   */
+  programStarts(): void {
+    const memory = this.#meter.memory;
+    if (!memory) return;
+    memory.point(true);
+    memory.resetPeaks();
+  }
+
   /** Runs `fn` (the rank's program) in the rank's context. */
   run<T>(fn: () => T): T {
     return rankScope().run(this.#meter.rootContext(), fn);

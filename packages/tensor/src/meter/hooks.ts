@@ -194,7 +194,14 @@ export function installAllocationHooks(g: Globals = globalThis as unknown as Glo
           }
           const out = (orig as (...a: unknown[]) => Uint8Array).apply(OrigBuffer, args);
           // Buffer.from(arrayBuffer) is a view of memory the caller already has.
-          if (mem !== undefined && out.buffer !== args[0]) countNew(mem, out.buffer, `Buffer.${fn}`, [out.length], 'uint8');
+          if (mem === undefined || out.buffer === args[0]) return out;
+          if (out.byteLength < out.buffer.byteLength) {
+            // A slice of Node's shared pool: the buffer object holds its own bytes of the pool.
+            if (!mem.isTracked(out)) {
+              mem.reserve(out.byteLength, `Buffer.${fn}`, [out.length], 'uint8');
+              mem.track(out, out.byteLength, `Buffer.${fn}`, [out.length], 'uint8');
+            }
+          } else countNew(mem, out.buffer, `Buffer.${fn}`, [out.length], 'uint8');
           return out;
         }),
         writable: true,

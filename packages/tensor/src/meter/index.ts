@@ -13,4 +13,5 @@ export { type MeterContext } from './context.ts';
 export { type MeterScope, setMeterScope, currentContext, runInContext } from './scope.ts';
 export { Stream } from './stream.ts';
 export { installAllocationHooks } from './hooks.ts';
+export { allocateMetered, labelStorage, releaseStorage, untracked } from './allocation.ts';
 export { charge, chargeCopy, chargeElementwise, chargeMatmul, chargeReduction } from './charge.ts';

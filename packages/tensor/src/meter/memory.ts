@@ -235,6 +235,22 @@ export class MemoryTracker {
     return true;
   }
 
+  /**
+   * Starts the peaks afresh from what is in use now (after a point): the
+   * runtime calls it once a rank's modules have loaded, so that the loader's
+   * own garbage (a compiler's buffers) is not the program's peak, while what
+   * the modules keep alive still counts (and is all that counts as allocated so far).
+   */
+  resetPeaks(): void {
+    this.peakBytes = this.inUseBytes;
+    this.allocatedBytes = this.inUseBytes;
+    this.allocations = this.records.filter((r) => r.counted).length;
+    this.windowPeak.trusted = this.inUseBytes;
+    this.windowPeak.untrusted = this.inUseBytes;
+    this.peakLabel.clear();
+    for (const [label, bytes] of this.inUseLabel) if (bytes > 0) this.peakLabel.set(label, bytes);
+  }
+
   /** A labelled point: collects, and records what is in use and the peak since the previous mark of its kind. */
   mark(label: string, trusted: boolean, vtUs: number): MemoryMark {
     this.point(true);
