@@ -15,13 +15,19 @@
  * never flushed, no collection changes it: the same program then gives the
  * same points in every run, on a loaded machine too.
  *
- * The flags are process-wide and apply to threads started afterwards, so
- * they are set when the runtime loads, before any rank worker starts.
+ * The flags are process-wide but apply only to threads started afterwards,
+ * so they are set when the runtime loads, before any rank worker starts. The
+ * launching thread itself started before: for the inline backend, whose
+ * ranks run in it, start node with them (`node --no-concurrent-recompilation
+ * --no-concurrent-osr --no-flush-bytecode`; dtrun and the runtime's tests do).
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
 
-const FLAGS = ['--no-concurrent-recompilation', '--no-concurrent-osr', '--no-flush-bytecode', '--expose-gc'];
+/** The V8 flags under which memory points are reproducible; a process that runs inline ranks should start with them. */
+export const DETERMINISTIC_V8_FLAGS: readonly string[] = Object.freeze(['--no-concurrent-recompilation', '--no-concurrent-osr', '--no-flush-bytecode']);
+
+const FLAGS = [...DETERMINISTIC_V8_FLAGS, '--expose-gc'];
 
 let flagsSet = false;
 let gcFn: (() => void) | undefined;
