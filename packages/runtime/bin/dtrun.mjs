@@ -7,5 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const require = createRequire(import.meta.url);
 const loader = pathToFileURL(require.resolve('tsx')).href;
 const main = fileURLToPath(new URL('./dtrun-main.ts', import.meta.url));
-const r = spawnSync(process.execPath, ['--import', loader, main, ...process.argv.slice(2)], { stdio: 'inherit' });
+// The V8 flags under which the virtual device's memory points are reproducible (src/device/collect.ts).
+const deterministic = ['--no-concurrent-recompilation', '--no-concurrent-osr', '--no-flush-bytecode'];
+const r = spawnSync(process.execPath, [...deterministic, '--import', loader, main, ...process.argv.slice(2)], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

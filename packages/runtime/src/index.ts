@@ -37,6 +37,8 @@ export type {
 } from './types.ts';
 export { formatSummary, formatOutcome, formatBytes, formatUs } from './report.ts';
 export { memory, profile } from './device/api.ts';
+export { formatProfile, formatCount, type ProfileFormat } from './device/format-profile.ts';
+export { chromeTrace, type ChromeTrace, type TraceEventRecord } from './device/chrome-trace.ts';
 export { DEVICE_PRESETS, DEFAULT_DEVICE, type DeviceSpec, type DevicePreset } from './device/presets.ts';
 export type { DeviceReport, RankDeviceStats } from './types.ts';
 export type { MemoryMark, SnapshotRow, MemoryFigures, OpFigures, RegionFigures, StreamFigures, Timeline } from '@dtlab/tensor/meter';

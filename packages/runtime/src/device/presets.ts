@@ -34,11 +34,12 @@ export const DEVICE_PRESETS: Readonly<Record<string, DevicePreset>> = Object.fre
     name: 'course',
     flops: { float32: 10e9, float64: 5e9 },
     memoryBytes: 64 * 2 ** 20,
-    memoryBandwidth: 0.8e9,
+    memoryBandwidth: 80e9,
     source:
-      "dtlab's default, sized for the course's models on the default network (10 µs, 10 Gbit/s): " +
-      'a data-parallel step of a 784-256-10 MLP at batch 64 per rank computes about 6 times as long as its ring all-reduce takes, ' +
-      "about the balance of large-model training on A100s over 200 Gbit/s InfiniBand; A100's ratio of FLOP/s to memory bandwidth (12.5 FLOP per byte); 64 MiB",
+      "dtlab's default, scaled for the course's small models on the default network (10 µs, 10 Gbit/s = 1.25 GB/s): " +
+      'at 10 GFLOP/s, one data-parallel step of a 784-256-10 MLP at batch 64 per rank computes about 5 times as long as its ring all-reduce ' +
+      'takes on 4 ranks, near the balance of large-model data-parallel training; memory bandwidth is 64 times the network, as an A100 (1,555 GB/s) ' +
+      'is about 62 times a 200 Gbit/s InfiniBand link; 64 MiB holds the course models with room to show what sharding saves',
   },
   'a100-40gb': {
     name: 'a100-40gb',
