@@ -101,7 +101,7 @@ export function formatProfile(result: Pick<LaunchResult, 'device'>, opts: Profil
   const dev = result.device;
   if (!dev) return '';
   const { spec } = dev;
-  const title = `device ${spec.name}: ${formatCount(spec.flops.float32)}FLOP/s float32, ${formatCount(spec.flops.float64)}FLOP/s float64, ${formatBytes(spec.memoryBandwidth)}/s, ${formatBytes(spec.memoryBytes)}`;
+  const title = `device ${spec.name}: ${formatCount(spec.flops.float32)}FLOP/s float32, ${formatCount(spec.flops.float64)}FLOP/s float64, ${formatCount(spec.memoryBandwidth)}B/s memory bandwidth, ${formatBytes(spec.memoryBytes)}`;
   const ranks = dev.ranks.filter((d) => !opts.ranks || opts.ranks.includes(d.rank));
   return [title, ...ranks.map((d) => rankTable(d, opts.topOps ?? 12))].join('\n\n');
 }
