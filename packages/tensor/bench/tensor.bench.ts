@@ -18,6 +18,7 @@
 import os from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import { loadTfjs } from './tfjs.ts';
+import { benchMetering, printMetering } from './metering.ts';
 import { type Tensor, nn, noGrad, optim, randn, Generator } from '../src/index.ts';
 
 const quick = process.argv.includes('--quick');
@@ -209,6 +210,7 @@ async function main(): Promise<void> {
   rows.push(benchMlp());
   printTable(rows);
   console.log('\nratio: dtlab/tfjs for GFLOP/s, tfjs_ms/dtlab_ms (speedup) for ms/step; above 1x is dtlab faster.');
+  printMetering(benchMetering(quick, SEED));
   if (failed) {
     console.error('\nbench: a correctness check failed (see the check column): dtlab and tfjs disagree.');
     process.exit(1);
