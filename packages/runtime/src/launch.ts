@@ -11,7 +11,8 @@ import { runInline } from './backends/inline.ts';
 import { runWorkers } from './backends/workers.ts';
 import { WorkerPool } from './backends/pool.ts';
 import { resolveDevice } from './device/presets.ts';
-import { setDeterministicFlags } from './device/collect.ts';
+import { fullCollection, setDeterministicFlags } from './device/collect.ts';
+import { rankScope } from './device/scope.ts';
 import type { LaunchResult, LaunchSpec, ProgramRef, RankProgram } from './types.ts';
 
 // Before any rank worker starts: the V8 settings under which memory points are reproducible (device/collect.ts).
@@ -81,5 +82,7 @@ export async function launch(spec: LaunchSpec): Promise<LaunchResult> {
   const full = { ...spec, timeoutMs: spec.timeoutMs ?? DEFAULT_TIMEOUT_MS, seed: spec.seed ?? 0, memoryLimitMb: spec.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB };
   if ((spec.backend ?? 'inline') === 'workers') return runWorkers(full, spec.program as ProgramRef, device);
   const program = typeof spec.program === 'function' ? spec.program : await loadProgram(spec.program);
-  return runInline(full, program, { device });
+  // Inline ranks share this thread: the meter follows each one's async context.
+  rankScope();
+  return runInline(full, program, { device, gc: device ? fullCollection() : undefined });
 }

@@ -21,9 +21,15 @@ import { installAllocationHooks } from '@dtlab/tensor/meter';
 import type { LaunchResult, LaunchSpec, RankProgram } from '../types.ts';
 import type { DeviceModel } from '@dtlab/tensor/meter';
 
-/** What runInline needs beyond the spec: the resolved device. */
+/**
+ * What runInline needs beyond the spec: the resolved device, and the host's
+ * forced collection (Node's comes from device/collect.ts; the launching code
+ * also installs the meter scope, device/scope.ts). This file uses no Node
+ * facility, so that a browser can run inline ranks with a host of its own.
+ */
 export interface InlineOptions {
   device: DeviceModel | null;
+  gc?: (() => void) | undefined;
 }
 
 /** A task of its own: what a rank's end waits for, so that its last point starts a fresh job. */
@@ -59,6 +65,7 @@ export async function runInline(spec: Required<Pick<LaunchSpec, 'worldSize' | 't
         mark: (m) => void marks[rank]!.push(m),
       },
       { device: opts.device, timeline: spec.timeline === true, markKey: spec.markKey },
+      { gc: opts.gc },
     );
     const comm = new Comm(rank, n, rt.transport(), spec.seed, spec.faults, rt);
     rt.attach(comm);

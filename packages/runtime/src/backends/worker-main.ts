@@ -27,6 +27,7 @@ let current: { launch: number; comm: Comm; rt: RankRuntime } | null = null;
 if (port) {
   setDeterministicFlags();
   fullCollection();
+  rankScope();
   installAllocationHooks();
 }
 
@@ -69,6 +70,7 @@ function run(launch: number, init: WorkerInit): void {
       mark: (mark) => post({ t: 'mark', launch, mark }),
     },
     init.device,
+    { gc: fullCollection() },
   );
   const comm = new Comm(init.rank, init.worldSize, rt.transport(), init.seed, init.faults, rt);
   rt.attach(comm);

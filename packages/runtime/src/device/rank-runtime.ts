@@ -8,17 +8,19 @@
  * the transport could choose; and the meter, the delivery queue and the
  * mark key live only in this object's private fields and in closures, out
  * of reach of the program (even through `comm['transport']`).
+ *
+ * Nothing here is Node-specific: the host gives the forced collection, and
+ * the meter scope it installed (device/scope.ts in Node) tells which rank's
+ * code is running, so that a browser host can run inline ranks too.
  */
 import { Tensor, type DType } from '@dtlab/tensor';
-import { RankMeter, type DeviceModel, type MemoryMark, type MeterContext, type MeterFigures, type OutOfMemoryRequest, type SnapshotRow, type Timeline } from '@dtlab/tensor/meter';
+import { RankMeter, currentContext, runInContext, type DeviceModel, type MemoryMark, type MeterContext, type MeterFigures, type OutOfMemoryRequest, type SnapshotRow, type Timeline } from '@dtlab/tensor/meter';
 import type { Comm, CommRuntime, Completion, Transport } from '../comm.ts';
 import { completeWait } from '../comm.ts';
 import type { CollectiveCall } from '../errors.ts';
 import { OutOfMemoryError } from '../errors.ts';
 import type { Payload } from '../fabric.ts';
 import { Deliveries } from './deliveries.ts';
-import { fullCollection } from './collect.ts';
-import { rankScope } from './scope.ts';
 
 /** The fabric as one rank reaches it; every call carries the virtual time of the stream that makes it. */
 export interface FabricLink {
@@ -48,6 +50,12 @@ export interface RankDeviceOptions {
   gcEveryBytes?: number | undefined;
 }
 
+/** What the thread that runs a rank provides. */
+export interface RankHost {
+  /** A full, synchronous garbage collection (memory points); without it no buffer is ever found freed. */
+  gc: (() => void) | undefined;
+}
+
 /** What a rank reports about its device when its program ends. */
 export interface RankDeviceReport {
   figures: MeterFigures;
@@ -67,13 +75,14 @@ export class RankRuntime implements CommRuntime {
     readonly rank: number,
     link: FabricLink,
     opts: RankDeviceOptions,
+    host: RankHost,
   ) {
     this.#link = link;
     this.#markKey = opts.markKey;
     this.#meter = new RankMeter({
       rank,
       device: opts.device,
-      ...(opts.device ? { gc: fullCollection() } : {}),
+      ...(opts.device && host.gc ? { gc: host.gc } : {}),
       ...(opts.gcEveryBytes !== undefined ? { gcEveryBytes: opts.gcEveryBytes } : {}),
       timeline: opts.timeline === true,
       outOfMemory: (r, device, req) => throwOutOfMemory(r, device, req),
@@ -162,7 +171,7 @@ export class RankRuntime implements CommRuntime {
 
   /** Runs `fn` (the rank's program) in the rank's context. */
   run<T>(fn: () => T): T {
-    return rankScope().run(this.#meter.rootContext(), fn);
+    return runInContext(this.#meter.rootContext(), fn);
   }
 
   // ---- CommRuntime: what the rank's Comm asks of it ----
@@ -180,7 +189,7 @@ export class RankRuntime implements CommRuntime {
   /** Starts `fn` on a new stream; `join()` later makes the caller's stream wait for its end. */
   fork<T>(label: string, fn: () => Promise<T> | T): { done: Promise<T>; join: () => void } {
     const child = this.#meter.fork(this.context(), label);
-    const done = rankScope().run(child, async () => fn());
+    const done = runInContext(child, async () => fn());
     const settled = done.then(
       () => undefined,
       () => undefined,
@@ -215,7 +224,7 @@ export class RankRuntime implements CommRuntime {
     const inside = this.#meter.enterRegion(this.context(), label);
     let out: T;
     try {
-      out = rankScope().run(inside, fn);
+      out = runInContext(inside, fn);
     } catch (e) {
       this.#meter.exitRegion(inside);
       throw e;
@@ -246,7 +255,7 @@ export class RankRuntime implements CommRuntime {
 
   /** The context of the code running now, if it is this rank's; else the rank's main context. */
   private context(): MeterContext {
-    const ctx = rankScope().current();
+    const ctx = currentContext();
     return ctx !== undefined && ctx.meter === this.#meter ? ctx : this.#meter.rootContext();
   }
 
@@ -275,7 +284,7 @@ const runtimes = new WeakMap<RankMeter, RankRuntime>();
 
 /** The runtime of the rank whose code is running now, if any. */
 export function currentRuntime(): { rt: RankRuntime; ctx: MeterContext } | undefined {
-  const ctx = rankScope().current();
+  const ctx = currentContext();
   const rt = ctx ? runtimes.get(ctx.meter) : undefined;
   return rt && ctx ? { rt, ctx } : undefined;
 }
