@@ -48,6 +48,19 @@ const TYPED_ARRAYS: [string, string][] = [
 type AnyCtor = new (...args: any[]) => any;
 type Globals = Record<string, any>;
 
+// The intrinsic accessors, read through directly: an instance made with an odd `new.target`
+// (Reflect.construct(Float32Array, [n], class {})) has none of them on its prototype chain.
+const typedArrayProto = Object.getPrototypeOf(Uint8Array.prototype) as object;
+const getter = (proto: object, name: string) => Object.getOwnPropertyDescriptor(proto, name)!.get! as (this: unknown) => unknown;
+const taBuffer = getter(typedArrayProto, 'buffer') as (this: unknown) => ArrayBufferLike;
+const taLength = getter(typedArrayProto, 'length') as (this: unknown) => number;
+const abByteLength = getter(ArrayBuffer.prototype, 'byteLength') as (this: unknown) => number;
+const abMaxDesc = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'maxByteLength');
+const abMaxByteLength = abMaxDesc?.get as ((this: unknown) => number) | undefined;
+const sabProto = typeof SharedArrayBuffer === 'function' ? SharedArrayBuffer.prototype : undefined;
+const sabByteLength = sabProto ? (getter(sabProto, 'byteLength') as (this: unknown) => number) : undefined;
+const sabMaxByteLength = sabProto ? (Object.getOwnPropertyDescriptor(sabProto, 'maxByteLength')?.get as ((this: unknown) => number) | undefined) : undefined;
+
 /** The memory tracker of the code running now, if it has one and is counting. */
 function active(): MemoryTracker | undefined {
   const mem = currentContext()?.meter.memory;
@@ -79,11 +92,12 @@ export function installAllocationHooks(g: Globals = globalThis as unknown as Glo
         const n = Math.trunc(Number(a0 ?? 0));
         if (n > 0 && Number.isSafeInteger(n)) mem.reserve(n * bpe, name, [n], dtype);
         const out = Reflect.construct(Orig, args, target);
-        mem.track(out.buffer, out.buffer.byteLength, name, [out.length], dtype);
+        const buffer = taBuffer.call(out);
+        mem.track(buffer, abByteLength.call(buffer), name, [taLength.call(out)], dtype);
         return out;
       }
       const out = Reflect.construct(Orig, args, target);
-      countNew(mem, out.buffer, name, [out.length], dtype);
+      countNew(mem, taBuffer.call(out), name, [taLength.call(out)], dtype);
       return out;
     } as unknown as AnyCtor;
     mimic(Wrapped, Orig, name, 3);
@@ -121,9 +135,11 @@ export function installAllocationHooks(g: Globals = globalThis as unknown as Glo
       const max = opts !== null && typeof opts === 'object' && opts.maxByteLength !== undefined ? Math.trunc(Number(opts.maxByteLength)) : NaN;
       const n = Number.isFinite(max) ? max : Math.trunc(Number(args[0] ?? 0));
       if (n > 0 && Number.isSafeInteger(n)) mem.reserve(n, name, [n], 'uint8');
-      const out = Reflect.construct(Orig, args, target) as { byteLength: number; maxByteLength?: number };
-      const bytes = out.maxByteLength ?? out.byteLength;
-      mem.track(out as object, bytes, name, [bytes], 'uint8');
+      const out = Reflect.construct(Orig, args, target) as object;
+      const shared = name === 'SharedArrayBuffer';
+      const maxOf = shared ? sabMaxByteLength : abMaxByteLength;
+      const bytes = (maxOf ? maxOf.call(out) : undefined) ?? (shared ? sabByteLength! : abByteLength).call(out);
+      mem.track(out, bytes, name, [bytes], 'uint8');
       return out;
     } as unknown as AnyCtor;
     mimic(Wrapped, Orig, name, 1);
@@ -280,11 +296,17 @@ export function installAllocationHooks(g: Globals = globalThis as unknown as Glo
   return done;
 }
 
+/** Bytes of an ArrayBuffer or SharedArrayBuffer, read through the intrinsic getter. */
+function byteLengthOf(buffer: ArrayBufferLike): number {
+  return sabByteLength && sabProto && buffer instanceof (sabProto.constructor as AnyCtor) && !(buffer instanceof ArrayBuffer) ? sabByteLength.call(buffer) : abByteLength.call(buffer);
+}
+
 /** Counts `buffer` unless it is already counted, checking first that it fits (the memory is already taken; an error drops it). */
 function countNew(mem: MemoryTracker, buffer: ArrayBufferLike, label: string, shape: number[], dtype: string): void {
-  if (mem.isTracked(buffer) || buffer.byteLength === 0) return;
-  mem.reserve(buffer.byteLength, label, shape, dtype);
-  mem.track(buffer, buffer.byteLength, label, shape, dtype);
+  const bytes = byteLengthOf(buffer);
+  if (mem.isTracked(buffer) || bytes === 0) return;
+  mem.reserve(bytes, label, shape, dtype);
+  mem.track(buffer, bytes, label, shape, dtype);
 }
 
 /** Counts every buffer in a structuredClone result (plain data: objects, arrays, Maps, Sets, views, buffers). */
