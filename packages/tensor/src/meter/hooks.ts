@@ -13,7 +13,8 @@
  * - `structuredClone` (the buffers in its result), `TextEncoder.encode`,
  *   `Buffer.alloc/allocUnsafe/from/concat/...`, `Blob` and `File` (their
  *   size), `arrayBuffer()` and `blob()` of blobs, responses and requests,
- *   and `WebAssembly.Memory` (its current size, read again at every point).
+ *   and `WebAssembly.Memory` (its current size, read again at every point):
+ *   those host APIs are in hooks-host.ts.
  *
  * A wrapper counts only while the code running has a meter context (a rank
  * of a launch with a device); otherwise it just calls the original. Wrappers
@@ -28,8 +29,8 @@
  * runs, and before a confined thread freezes the globals (so what gets
  * frozen is the wrapper).
  */
-import { currentContext } from './scope.ts';
-import type { MemoryTracker } from './memory.ts';
+import { abByteLength, abMaxByteLength, active, countClone, copyStatics, countNew, defineFunction, defineMethod, mimic, replaceGlobal, sabByteLength, sabMaxByteLength, taBuffer, taLength, type AnyCtor, type Globals } from './hooks-util.ts';
+import { installHostHooks } from './hooks-host.ts';
 
 const TYPED_ARRAYS: [string, string][] = [
   ['Int8Array', 'int8'],
@@ -45,27 +46,6 @@ const TYPED_ARRAYS: [string, string][] = [
   ['BigUint64Array', 'uint64'],
 ];
 
-type AnyCtor = new (...args: any[]) => any;
-type Globals = Record<string, any>;
-
-// The intrinsic accessors, read through directly: an instance made with an odd `new.target`
-// (Reflect.construct(Float32Array, [n], class {})) has none of them on its prototype chain.
-const typedArrayProto = Object.getPrototypeOf(Uint8Array.prototype) as object;
-const getter = (proto: object, name: string) => Object.getOwnPropertyDescriptor(proto, name)!.get! as (this: unknown) => unknown;
-const taBuffer = getter(typedArrayProto, 'buffer') as (this: unknown) => ArrayBufferLike;
-const taLength = getter(typedArrayProto, 'length') as (this: unknown) => number;
-const abByteLength = getter(ArrayBuffer.prototype, 'byteLength') as (this: unknown) => number;
-const abMaxDesc = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'maxByteLength');
-const abMaxByteLength = abMaxDesc?.get as ((this: unknown) => number) | undefined;
-const sabProto = typeof SharedArrayBuffer === 'function' ? SharedArrayBuffer.prototype : undefined;
-const sabByteLength = sabProto ? (getter(sabProto, 'byteLength') as (this: unknown) => number) : undefined;
-const sabMaxByteLength = sabProto ? (Object.getOwnPropertyDescriptor(sabProto, 'maxByteLength')?.get as ((this: unknown) => number) | undefined) : undefined;
-
-/** The memory tracker of the code running now, if it has one and is counting. */
-function active(): MemoryTracker | undefined {
-  const mem = currentContext()?.meter.memory;
-  return mem && mem.untracked === 0 ? mem : undefined;
-}
 
 const installedOn = new WeakSet<object>();
 
@@ -175,197 +155,7 @@ export function installAllocationHooks(g: Globals = globalThis as unknown as Glo
     done.push('structuredClone');
   }
 
-  const OrigEncoder = g.TextEncoder as AnyCtor | undefined;
-  if (typeof OrigEncoder === 'function') {
-    const Encoder = class TextEncoder extends OrigEncoder {
-      encode(input?: string): Uint8Array {
-        const out = super.encode(input) as Uint8Array;
-        const mem = active();
-        if (mem !== undefined) countNew(mem, out.buffer, 'TextEncoder.encode', [out.length], 'uint8');
-        return out;
-      }
-    };
-    replaceGlobal(g, 'TextEncoder', Encoder);
-    done.push('TextEncoder');
-  }
-
-  const OrigBuffer = g.Buffer as (AnyCtor & Record<string, unknown>) | undefined;
-  if (typeof OrigBuffer === 'function') {
-    // A new global Buffer (Node's own code keeps the original): its allocating statics count what they make.
-    const Wrapped = function Buffer(this: unknown, ...args: unknown[]) {
-      return (OrigBuffer as unknown as (...a: unknown[]) => unknown).apply(this, args);
-    } as unknown as AnyCtor & Record<string, unknown>;
-    mimic(Wrapped, OrigBuffer, 'Buffer', 2);
-    Object.setPrototypeOf(Wrapped, Object.getPrototypeOf(OrigBuffer));
-    copyStatics(Wrapped, OrigBuffer);
-    for (const fn of ['alloc', 'allocUnsafe', 'allocUnsafeSlow', 'from', 'concat', 'copyBytesFrom']) {
-      const orig = OrigBuffer[fn];
-      if (typeof orig !== 'function') continue;
-      Object.defineProperty(Wrapped, fn, {
-        value: defineFunction(fn, function (...args: unknown[]) {
-          const mem = active();
-          if (mem !== undefined && (fn === 'alloc' || fn === 'allocUnsafe' || fn === 'allocUnsafeSlow')) {
-            const n = Math.trunc(Number(args[0]));
-            if (n > 0 && Number.isSafeInteger(n)) mem.reserve(n, `Buffer.${fn}`, [n], 'uint8');
-          }
-          const out = (orig as (...a: unknown[]) => Uint8Array).apply(OrigBuffer, args);
-          // Buffer.from(arrayBuffer) is a view of memory the caller already has.
-          if (mem === undefined || out.buffer === args[0]) return out;
-          if (out.byteLength < out.buffer.byteLength) {
-            // A slice of Node's shared pool: the buffer object holds its own bytes of the pool.
-            if (!mem.isTracked(out)) {
-              mem.reserve(out.byteLength, `Buffer.${fn}`, [out.length], 'uint8');
-              mem.track(out, out.byteLength, `Buffer.${fn}`, [out.length], 'uint8');
-            }
-          } else countNew(mem, out.buffer, `Buffer.${fn}`, [out.length], 'uint8');
-          return out;
-        }),
-        writable: true,
-        configurable: true,
-      });
-    }
-    replaceGlobal(g, 'Buffer', Wrapped);
-    done.push('Buffer');
-  }
-
-  for (const name of ['Blob', 'File']) {
-    const Orig = g[name] as AnyCtor | undefined;
-    if (typeof Orig !== 'function') continue;
-    const Sub = { [name]: class extends Orig {
-      constructor(...args: any[]) {
-        super(...args);
-        const mem = active();
-        const size = (this as unknown as { size: number }).size;
-        if (mem !== undefined && size > 0) {
-          mem.reserve(size, name, [size], 'uint8');
-          mem.track(this, size, name, [size], 'uint8');
-        }
-      }
-    } }[name]!;
-    replaceGlobal(g, name, Sub);
-    done.push(name);
-  }
-  for (const name of ['Blob', 'Response', 'Request']) {
-    const proto = (g[name] as { prototype?: Record<string, unknown> } | undefined)?.prototype;
-    if (!proto) continue;
-    for (const method of ['arrayBuffer', 'blob', 'bytes']) {
-      const orig = proto[method];
-      if (typeof orig !== 'function') continue;
-      defineMethod(proto, method, function (this: unknown, ...args: unknown[]) {
-        const mem = active();
-        const p = (orig as (...a: unknown[]) => Promise<unknown>).apply(this, args);
-        if (mem === undefined) return p;
-        return p.then((out) => {
-          const bytes = out instanceof OrigArrayBuffer ? (out as ArrayBuffer).byteLength : ArrayBuffer.isView(out) ? (out as Uint8Array).buffer.byteLength : (out as { size?: number })?.size ?? 0;
-          const target = ArrayBuffer.isView(out) ? (out as Uint8Array).buffer : (out as object);
-          if (bytes > 0 && !mem.isTracked(target)) {
-            mem.reserve(bytes, `${name}.${method}`, [bytes], 'uint8');
-            mem.track(target, bytes, `${name}.${method}`, [bytes], 'uint8');
-          }
-          return out;
-        });
-      });
-    }
-  }
-
-  const wasm = g.WebAssembly as Record<string, unknown> | undefined;
-  const OrigMemory = wasm?.Memory as AnyCtor | undefined;
-  if (wasm && typeof OrigMemory === 'function') {
-    const PAGE = 65536;
-    const sizeOf = (m: object) => ((m as { buffer: ArrayBufferLike }).buffer.byteLength);
-    const Memory = class Memory extends OrigMemory {
-      constructor(descriptor: { initial?: number }, ...rest: unknown[]) {
-        const mem = active();
-        const pages = Math.trunc(Number(descriptor?.initial ?? 0));
-        if (mem !== undefined && pages > 0 && Number.isSafeInteger(pages)) mem.reserve(pages * PAGE, 'WebAssembly.Memory', [pages * PAGE], 'uint8');
-        super(descriptor, ...rest);
-        if (mem !== undefined) mem.track(this, sizeOf(this), 'WebAssembly.Memory', [sizeOf(this)], 'uint8', sizeOf);
-      }
-      grow(delta: number): number {
-        const mem = active();
-        const n = Math.trunc(Number(delta));
-        if (mem !== undefined && mem.isTracked(this) && n > 0) mem.reserve(n * PAGE, 'WebAssembly.Memory.grow', [n * PAGE], 'uint8');
-        const r = super.grow(delta) as number;
-        mem?.resize(this, sizeOf(this));
-        return r;
-      }
-    };
-    Object.defineProperty(wasm, 'Memory', { value: Memory, writable: true, configurable: true, enumerable: false });
-    done.push('WebAssembly.Memory');
-  }
+  done.push(...installHostHooks(g));
   return done;
 }
 
-/** Bytes of an ArrayBuffer or SharedArrayBuffer, read through the intrinsic getter. */
-function byteLengthOf(buffer: ArrayBufferLike): number {
-  return sabByteLength && sabProto && buffer instanceof (sabProto.constructor as AnyCtor) && !(buffer instanceof ArrayBuffer) ? sabByteLength.call(buffer) : abByteLength.call(buffer);
-}
-
-/** Counts `buffer` unless it is already counted, checking first that it fits (the memory is already taken; an error drops it). */
-function countNew(mem: MemoryTracker, buffer: ArrayBufferLike, label: string, shape: number[], dtype: string): void {
-  const bytes = byteLengthOf(buffer);
-  if (mem.isTracked(buffer) || bytes === 0) return;
-  mem.reserve(bytes, label, shape, dtype);
-  mem.track(buffer, bytes, label, shape, dtype);
-}
-
-/** Counts every buffer in a structuredClone result (plain data: objects, arrays, Maps, Sets, views, buffers). */
-function countClone(mem: MemoryTracker, root: unknown): void {
-  const seen = new Set<object>();
-  const buffers: ArrayBufferLike[] = [];
-  const stack: unknown[] = [root];
-  while (stack.length > 0) {
-    const x = stack.pop();
-    if (x === null || typeof x !== 'object' || seen.has(x)) continue;
-    seen.add(x);
-    if (ArrayBuffer.isView(x)) {
-      stack.push(x.buffer);
-    } else if (x instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && x instanceof SharedArrayBuffer)) {
-      buffers.push(x);
-    } else if (x instanceof Map) {
-      for (const [k, v] of x) stack.push(k, v);
-    } else if (x instanceof Set) {
-      for (const v of x) stack.push(v);
-    } else {
-      for (const key of Object.getOwnPropertyNames(x)) stack.push((x as Record<string, unknown>)[key]);
-    }
-  }
-  const fresh = buffers.filter((b) => !mem.isTracked(b) && b.byteLength > 0);
-  const total = fresh.reduce((s, b) => s + b.byteLength, 0);
-  if (total > 0) mem.reserve(total, 'structuredClone', [total], 'uint8');
-  for (const b of fresh) mem.track(b, b.byteLength, 'structuredClone', [b.byteLength], 'uint8');
-}
-
-/** Gives a wrapper the original's name, length and prototype, and points the prototype's constructor at the wrapper. */
-function mimic(wrapper: AnyCtor, orig: AnyCtor, name: string, length: number): void {
-  Object.defineProperty(wrapper, 'name', { value: name });
-  Object.defineProperty(wrapper, 'length', { value: length });
-  Object.defineProperty(wrapper, 'prototype', { value: orig.prototype, writable: false, enumerable: false, configurable: false });
-  // Species lookups (slice, map, ArrayBuffer.prototype.slice...) go through the instance's constructor.
-  Object.defineProperty(orig.prototype, 'constructor', { value: wrapper, writable: true, enumerable: false, configurable: true });
-}
-
-/** Copies the original's own static properties (isView, Symbol.species, poolSize...) that the wrapper does not have. */
-function copyStatics(wrapper: object, orig: object): void {
-  for (const key of Reflect.ownKeys(orig)) {
-    if (key === 'prototype' || key === 'name' || key === 'length' || Object.prototype.hasOwnProperty.call(wrapper, key)) continue;
-    Object.defineProperty(wrapper, key, Object.getOwnPropertyDescriptor(orig, key)!);
-  }
-}
-
-function replaceGlobal(g: Globals, name: string, wrapper: unknown): void {
-  const d = Object.getOwnPropertyDescriptor(g, name);
-  Object.defineProperty(g, name, { value: wrapper, writable: d?.writable ?? true, enumerable: d?.enumerable ?? false, configurable: true });
-}
-
-/** A method (not a constructor) named `name`, set on `proto` as the original was. */
-function defineMethod(proto: Record<string, unknown>, name: string, fn: (this: any, ...args: any[]) => unknown): void {
-  const d = Object.getOwnPropertyDescriptor(proto, name);
-  Object.defineProperty(proto, name, { value: defineFunction(name, fn), writable: d?.writable ?? true, enumerable: d?.enumerable ?? false, configurable: true });
-}
-
-/** `fn` as a function that is not a constructor, named `name`. */
-function defineFunction<F extends (...args: any[]) => unknown>(name: string, fn: F): F {
-  const method = { [name](this: unknown, ...args: unknown[]) { return fn.apply(this, args); } }[name]!;
-  return method as unknown as F;
-}
