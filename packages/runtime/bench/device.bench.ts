@@ -33,25 +33,32 @@ async function main(): Promise<void> {
   console.log(`machine: ${cpus[0]?.model ?? 'unknown cpu'}, ${cpus.length} cores, node ${process.version}; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}\n`);
   const busy = load ? fork('-e', ['for (;;) {}'], { execArgv: [], stdio: 'ignore' }) : undefined;
   try {
-    console.log('backend  distinct figures  collections per rank  wall with device  wall without  ratio');
-    for (const backend of ['workers', 'inline'] as const) {
+    console.log(`${'launch'.padEnd(26)}  distinct figures  collections per rank  peak (rank 0)  wall with device  wall without  ratio`);
+    const cases = [
+      { name: 'workers', backend: 'workers' as const, peakTolerance: undefined },
+      { name: 'inline', backend: 'inline' as const, peakTolerance: undefined },
+      { name: 'workers, peakTolerance 0.1', backend: 'workers' as const, peakTolerance: 0.1 },
+    ];
+    for (const { name, backend, peakTolerance } of cases) {
       const seen = new Set<string>();
       const withDevice: number[] = [];
       const without: number[] = [];
       let collections = '';
+      let peak = 0;
       for (let i = 0; i < RUNS; i++) {
         const t0 = performance.now();
-        const r = await launch({ worldSize: 2, backend, program, args: [STEPS], device: 'course', timeoutMs: 120_000 });
+        const r = await launch({ worldSize: 2, backend, program, args: [STEPS], device: 'course', ...(peakTolerance ? { peakTolerance } : {}), timeoutMs: 120_000 });
         withDevice.push(performance.now() - t0);
         seen.add(figures(r));
         collections = r.device!.ranks.map((d) => d.memory.collections).join(', ');
+        peak = r.device!.ranks[0]!.memory.peakBytes;
         const t1 = performance.now();
         await launch({ worldSize: 2, backend, program, args: [STEPS], timeoutMs: 120_000 });
         without.push(performance.now() - t1);
       }
       const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
       console.log(
-        `${backend.padEnd(7)}  ${String(seen.size).padStart(16)}  ${collections.padStart(20)}  ${`${med(withDevice).toFixed(0)} ms`.padStart(16)}  ${`${med(without).toFixed(0)} ms`.padStart(12)}  ${(med(withDevice) / med(without)).toFixed(2)}x`,
+        `${name.padEnd(26)}  ${String(seen.size).padStart(16)}  ${collections.padStart(20)}  ${`${(peak / 2 ** 20).toFixed(2)} MiB`.padStart(13)}  ${`${med(withDevice).toFixed(0)} ms`.padStart(16)}  ${`${med(without).toFixed(0)} ms`.padStart(12)}  ${(med(withDevice) / med(without)).toFixed(2)}x`,
       );
     }
   } finally {

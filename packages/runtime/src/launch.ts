@@ -11,7 +11,7 @@ import { runInline } from './backends/inline.ts';
 import { runWorkers } from './backends/workers.ts';
 import { WorkerPool } from './backends/pool.ts';
 import { resolveDevice } from './device/presets.ts';
-import { fullCollection, setDeterministicFlags } from './device/collect.ts';
+import { cleanupRegistry, fullCollection, setDeterministicFlags } from './device/collect.ts';
 import { rankScope } from './device/scope.ts';
 import type { LaunchResult, LaunchSpec, ProgramRef, RankProgram } from './types.ts';
 
@@ -56,6 +56,7 @@ function validate(spec: LaunchSpec): void {
   check(spec.timeline === undefined || typeof spec.timeline === 'boolean', `timeline must be true or false, got ${show(spec.timeline)}`);
   check(!(spec.timeline && spec.device === undefined), 'timeline needs a device: add device: \'course\' (or another preset or spec)');
   check(spec.markKey === undefined || (typeof spec.markKey === 'string' && spec.markKey.length > 0), 'markKey must be a non-empty string');
+  check(spec.peakTolerance === undefined || (typeof spec.peakTolerance === 'number' && spec.peakTolerance > 0 && spec.peakTolerance <= 1), `peakTolerance must be a fraction in (0, 1], got ${show(spec.peakTolerance)}`);
   for (const f of spec.faults ?? []) {
     if (f.kind === 'crash') check(Number.isInteger(f.rank) && f.rank >= 0 && f.rank < spec.worldSize && Number.isInteger(f.atOp) && f.atOp >= 1, `crash fault needs a rank in [0, ${spec.worldSize}) and atOp >= 1, got ${JSON.stringify(f)}`);
     else if (f.kind === 'delay') check([f.src, f.dst].every((r) => Number.isInteger(r) && r >= 0 && r < spec.worldSize) && f.us >= 0, `delay fault needs src and dst ranks and us >= 0, got ${JSON.stringify(f)}`);
@@ -84,5 +85,5 @@ export async function launch(spec: LaunchSpec): Promise<LaunchResult> {
   const program = typeof spec.program === 'function' ? spec.program : await loadProgram(spec.program);
   // Inline ranks share this thread: the meter follows each one's async context.
   rankScope();
-  return runInline(full, program, { device, gc: device ? fullCollection() : undefined });
+  return runInline(full, program, device ? { device, gc: fullCollection(), registry: cleanupRegistry() } : { device });
 }

@@ -61,6 +61,14 @@ export interface LaunchSpec {
    * one, compute is free in virtual time, as in the alpha-beta model alone.
    */
   device?: string | import('./device/presets.ts').DeviceSpec;
+  /**
+   * How close the device's memory peak must be to the true one, as a
+   * fraction of it (0.1: within 10%). A collection then runs before each new
+   * peak once that much was allocated since the last one: a tighter peak for
+   * more collections (about 20 ms each in a rank worker). Default: none; the
+   * peak then counts everything allocated since the last delivery or mark.
+   */
+  peakTolerance?: number;
   /** Record every op, wait and region on a timeline, for `chromeTrace(result)` (needs `device`). Default false. */
   timeline?: boolean;
   /**

@@ -99,3 +99,21 @@ it('a module that allocates when it loads on a worker has that memory counted (i
   const r = ok(await launch({ worldSize: 1, backend: 'workers', program: program('device-module-state', 'main'), args: [KEY], device: DEVICE, markKey: KEY, timeoutMs: 30_000 }));
   expect((r.ranks[0]!.value as { mark: MemoryMark }).mark.inUseBytes).toBe(100_000);
 }, 60_000);
+
+describe('peakTolerance: a peak close enough to tell what lived when', () => {
+  const grads = (mode: string, peakTolerance?: number) =>
+    launch({ worldSize: 2, backend: 'workers', program: program('device-memory', 'gradients'), args: [mode, 8, 25_000], device: DEVICE, ...(peakTolerance ? { peakTolerance } : {}), timeoutMs: 30_000, pool }).then(ok);
+
+  it('tells gradients freed as they are reduced from gradients kept to the end, in every run', async () => {
+    const full = 4 * 25_000;
+    const gradPeak = (r: LaunchResult) => r.device!.ranks.map((d) => d.memory.peakByLabel.grad ?? 0);
+    // Without collections before new peaks, nothing is found freed before the end: both look the same.
+    expect(gradPeak(await grads('drop'))).toEqual([8 * full, 8 * full]);
+    expect(gradPeak(await grads('keep'))).toEqual([8 * full, 8 * full]);
+    // With them, within 10%: one or two full gradients at a time, against all eight.
+    const drop = await grads('drop', 0.1);
+    for (const g of gradPeak(drop)) expect(g).toBeLessThanOrEqual(2 * full * 1.1);
+    expect(gradPeak(await grads('keep', 0.1))).toEqual([8 * full, 8 * full]);
+    expect(gradPeak(await grads('drop', 0.1))).toEqual(gradPeak(drop));
+  }, 120_000);
+});

@@ -7,11 +7,14 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { RankMeter, installAllocationHooks, runInContext, type DeviceModel } from '../src/meter/index.ts';
+import { RankMeter, installAllocationHooks, runInContext, type DeviceModel, type RegistryWithCleanup } from '../src/meter/index.ts';
 import { nn, optim, randn, zeros, type Tensor } from '../src/index.ts';
 
 v8.setFlagsFromString('--expose-gc');
+v8.setFlagsFromString('--harmony-weak-refs-with-cleanup-some');
 const gc = vm.runInNewContext('gc') as () => void;
+// A registry class with cleanupSome, from a context made after the flag: points may then run anywhere.
+const Registry = vm.runInNewContext('FinalizationRegistry') as RegistryWithCleanup;
 const device = (capacityBytes: number): DeviceModel => ({ name: 'tiny', flopsPerUs: { float32: 1e6, float64: 1e6 }, memoryBytesPerUs: 1e6, capacityBytes });
 const meterOf = (capacityBytes = 1 << 26) => new RankMeter({ rank: 3, device: device(capacityBytes), gc, gcEveryBytes: 0 });
 /** A fresh job: WeakRefs made in the current one keep their targets alive until it ends (KeepDuringJob). */
@@ -146,5 +149,42 @@ describe('raw buffers a program allocates itself', () => {
     meter.memory!.point(true);
     expect(meter.figures().memory!.allocatedBytes).toBe(0);
     void raw;
+  });
+});
+
+describe('the peak, where points may run in the middle of a computation', () => {
+  /** Allocates `count` temporaries of 4000 bytes one after the other, keeping `kept` of them; returns the peak. */
+  function peakOf(opts: { registry?: boolean; peakTolerance?: number }, count: number, kept: number): number {
+    const meter = new RankMeter({ rank: 0, device: device(1 << 26), gc, gcEveryBytes: 0, ...(opts.registry ? { registry: Registry } : {}), ...(opts.peakTolerance ? { peakTolerance: opts.peakTolerance } : {}) });
+    const keep: Tensor[] = [];
+    runInContext(meter.rootContext(), () => {
+      for (let i = 0; i < count; i++) {
+        const t = zeros([1000]);
+        if (i < kept) keep.push(t);
+      }
+    });
+    void keep;
+    return meter.figures().memory!.peakBytes;
+  }
+
+  it('without a tolerance counts every temporary until the next point: a loose bound', () => {
+    expect(peakOf({ registry: true }, 100, 0)).toBe(100 * 4000);
+  });
+
+  it('with a tolerance collects before each new peak, so the peak is within it of the true one', () => {
+    // At most two temporaries are reachable at once (the new one, and the last one while a local still
+    // holds it): the true peak is 8000 bytes, and the figure at most 10% above.
+    const peak = peakOf({ registry: true, peakTolerance: 0.1 }, 100, 0);
+    expect(peak).toBeGreaterThanOrEqual(4000);
+    expect(peak).toBeLessThanOrEqual(1.1 * 8000);
+    // Keeping 50 of them: the true peak is 50 of them and those two, and the figure at most 10% above.
+    const kept = peakOf({ registry: true, peakTolerance: 0.1 }, 100, 50);
+    expect(kept).toBeGreaterThanOrEqual(50 * 4000);
+    expect(kept).toBeLessThanOrEqual(1.1 * 52 * 4000);
+  });
+
+  it('is the same in every run', () => {
+    const runs = Array.from({ length: 5 }, () => peakOf({ registry: true, peakTolerance: 0.1 }, 200, 70));
+    expect(new Set(runs).size).toBe(1);
   });
 });

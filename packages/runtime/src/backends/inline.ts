@@ -19,7 +19,7 @@ import { RankRuntime, type RankDeviceReport, type TimedCompletion } from '../dev
 import { deviceReport } from '../device/report.ts';
 import { installAllocationHooks } from '@dtlab/tensor/meter';
 import type { LaunchResult, LaunchSpec, RankProgram } from '../types.ts';
-import type { DeviceModel } from '@dtlab/tensor/meter';
+import type { DeviceModel, RegistryWithCleanup } from '@dtlab/tensor/meter';
 
 /**
  * What runInline needs beyond the spec: the resolved device, and the host's
@@ -30,6 +30,7 @@ import type { DeviceModel } from '@dtlab/tensor/meter';
 export interface InlineOptions {
   device: DeviceModel | null;
   gc?: (() => void) | undefined;
+  registry?: RegistryWithCleanup | undefined;
 }
 
 /** A task of its own: what a rank's end waits for, so that its last point starts a fresh job. */
@@ -64,8 +65,8 @@ export async function runInline(spec: Required<Pick<LaunchSpec, 'worldSize' | 't
         announce: (index, call) => fabric.announce(rank, index, call),
         mark: (m) => void marks[rank]!.push(m),
       },
-      { device: opts.device, timeline: spec.timeline === true, markKey: spec.markKey },
-      { gc: opts.gc },
+      { device: opts.device, timeline: spec.timeline === true, markKey: spec.markKey, peakTolerance: spec.peakTolerance },
+      { gc: opts.gc, registry: opts.registry },
     );
     const comm = new Comm(rank, n, rt.transport(), spec.seed, spec.faults, rt);
     rt.attach(comm);

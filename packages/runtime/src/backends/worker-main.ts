@@ -11,7 +11,7 @@ import { Comm, notePeerFailed, pendingWaits } from '../comm.ts';
 import { decodeError, decodeValue, encodeError, encodeValue } from '../wire.ts';
 import { RankRuntime } from '../device/rank-runtime.ts';
 import { rankScope } from '../device/scope.ts';
-import { fullCollection, setDeterministicFlags } from '../device/collect.ts';
+import { cleanupRegistry, fullCollection, setDeterministicFlags } from '../device/collect.ts';
 import { endMarker, type FromRank, type ToRank, type WorkerInit } from './protocol.ts';
 
 // Imported outside a worker (the grader does, to compile it ahead), this module does nothing.
@@ -27,6 +27,7 @@ let current: { launch: number; comm: Comm; rt: RankRuntime } | null = null;
 if (port) {
   setDeterministicFlags();
   fullCollection();
+  cleanupRegistry();
   rankScope();
   installAllocationHooks();
 }
@@ -70,7 +71,7 @@ function run(launch: number, init: WorkerInit): void {
       mark: (mark) => post({ t: 'mark', launch, mark }),
     },
     init.device,
-    { gc: fullCollection() },
+    { gc: fullCollection(), registry: cleanupRegistry() },
   );
   const comm = new Comm(init.rank, init.worldSize, rt.transport(), init.seed, init.faults, rt);
   rt.attach(comm);

@@ -196,7 +196,7 @@ export async function runWorkers(spec: Spec, program: ProgramRef, device: Device
     w.post({
       t: 'run',
       launch,
-      init: { rank, worldSize: n, module: modulePath, exportName: program.export ?? 'default', args, seed: spec.seed, faults: spec.faults ?? [], device: { device, timeline: spec.timeline === true, markKey: spec.markKey } },
+      init: { rank, worldSize: n, module: modulePath, exportName: program.export ?? 'default', args, seed: spec.seed, faults: spec.faults ?? [], device: { device, timeline: spec.timeline === true, markKey: spec.markKey, peakTolerance: spec.peakTolerance } },
     }),
   );
 

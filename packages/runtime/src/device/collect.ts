@@ -23,14 +23,18 @@
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
+import type { RegistryWithCleanup } from '@dtlab/tensor/meter';
 
 /** The V8 flags under which memory points are reproducible; a process that runs inline ranks should start with them. */
 export const DETERMINISTIC_V8_FLAGS: readonly string[] = Object.freeze(['--no-concurrent-recompilation', '--no-concurrent-osr', '--no-flush-bytecode']);
 
-const FLAGS = [...DETERMINISTIC_V8_FLAGS, '--expose-gc'];
+// --expose-gc gives gc(); --harmony-weak-refs-with-cleanup-some gives FinalizationRegistry.cleanupSome
+// (in contexts made afterwards), which reports at once what a collection freed (tensor meter, liveness.ts).
+const FLAGS = [...DETERMINISTIC_V8_FLAGS, '--expose-gc', '--harmony-weak-refs-with-cleanup-some'];
 
 let flagsSet = false;
 let gcFn: (() => void) | undefined;
+let registry: RegistryWithCleanup | undefined;
 
 /** Sets the V8 flags above, once per process. */
 export function setDeterministicFlags(): void {
@@ -47,4 +51,18 @@ export function fullCollection(): () => void {
     gcFn = vm.runInNewContext('gc') as () => void;
   }
   return gcFn;
+}
+
+/**
+ * A FinalizationRegistry class with `cleanupSome`, from a context made after
+ * the flag was set (the thread's own global one may predate it); undefined if
+ * this V8 has none, and the meter then falls back to WeakRefs.
+ */
+export function cleanupRegistry(): RegistryWithCleanup | undefined {
+  if (!registry) {
+    setDeterministicFlags();
+    const R = vm.runInNewContext('FinalizationRegistry') as RegistryWithCleanup & { prototype: Record<string, unknown> };
+    if (typeof R.prototype.cleanupSome === 'function') registry = R;
+  }
+  return registry;
 }

@@ -14,7 +14,7 @@
  * code is running, so that a browser host can run inline ranks too.
  */
 import { Tensor, type DType } from '@dtlab/tensor';
-import { RankMeter, currentContext, runInContext, type DeviceModel, type MemoryMark, type MeterContext, type MeterFigures, type OutOfMemoryRequest, type SnapshotRow, type Timeline } from '@dtlab/tensor/meter';
+import { RankMeter, currentContext, runInContext, type RegistryWithCleanup, type DeviceModel, type MemoryMark, type MeterContext, type MeterFigures, type OutOfMemoryRequest, type SnapshotRow, type Timeline } from '@dtlab/tensor/meter';
 import type { Comm, CommRuntime, Completion, Transport } from '../comm.ts';
 import { completeWait } from '../comm.ts';
 import type { CollectiveCall } from '../errors.ts';
@@ -48,12 +48,16 @@ export interface RankDeviceOptions {
   markKey?: string | undefined;
   /** See MemoryOptions.gcEveryBytes. */
   gcEveryBytes?: number | undefined;
+  /** See LaunchSpec.peakTolerance. */
+  peakTolerance?: number | undefined;
 }
 
 /** What the thread that runs a rank provides. */
 export interface RankHost {
   /** A full, synchronous garbage collection (memory points); without it no buffer is ever found freed. */
   gc: (() => void) | undefined;
+  /** A finalization registry with cleanupSome, so that memory points may run in the middle of a computation. */
+  registry?: RegistryWithCleanup | undefined;
 }
 
 /** What a rank reports about its device when its program ends. */
@@ -83,6 +87,8 @@ export class RankRuntime implements CommRuntime {
       rank,
       device: opts.device,
       ...(opts.device && host.gc ? { gc: host.gc } : {}),
+      ...(opts.device && host.registry ? { registry: host.registry } : {}),
+      ...(opts.peakTolerance !== undefined ? { peakTolerance: opts.peakTolerance } : {}),
       ...(opts.gcEveryBytes !== undefined ? { gcEveryBytes: opts.gcEveryBytes } : {}),
       timeline: opts.timeline === true,
       outOfMemory: (r, device, req) => throwOutOfMemory(r, device, req),

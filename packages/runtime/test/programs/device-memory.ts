@@ -146,3 +146,20 @@ export async function train(comm: Comm, steps: number, key: string): Promise<{ l
   }
   return { loss: losses };
 }
+
+/**
+ * Backward as ZeRO-2 sees it: `k` parameters of `n` elements get their
+ * gradients one after another; each is reduced to a shard at once. With
+ * 'drop' the full gradient then goes (`p.grad = null`), with 'keep' every
+ * full gradient stays until the end (the tempting idea).
+ */
+export async function gradients(comm: Comm, mode: 'drop' | 'keep', k: number, n: number): Promise<void> {
+  const params = Array.from({ length: k }, () => zeros([n], { requiresGrad: true }));
+  const shards: Tensor[] = [];
+  for (const p of params) {
+    p.grad = zeros([n]).add(comm.rank);
+    shards.push(p.grad.slice(0, 0, Math.ceil(n / comm.worldSize)).clone());
+    if (mode === 'drop') p.grad = null;
+  }
+  void shards;
+}

@@ -12,6 +12,7 @@ export { type DeviceModel, rooflineUs } from './model.ts';
 export { type MeterContext } from './context.ts';
 export { type MeterScope, setMeterScope, currentContext, runInContext } from './scope.ts';
 export { Stream } from './stream.ts';
+export { type RegistryWithCleanup } from './liveness.ts';
 export { installAllocationHooks } from './hooks.ts';
 export { allocateMetered, labelStorage, releaseStorage, untracked } from './allocation.ts';
 export { charge, chargeCopy, chargeElementwise, chargeMatmul, chargeReduction } from './charge.ts';

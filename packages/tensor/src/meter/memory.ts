@@ -6,23 +6,30 @@
  *
  * - *Allocations* are metered as they happen: tensor storages, typed arrays
  *   and ArrayBuffers the rank makes itself (see hooks.ts), messages it
- *   receives. Each is held through a WeakRef, so metering keeps nothing alive.
+ *   receives. Each is watched weakly (liveness.ts), so metering keeps nothing
+ *   alive.
  * - *Frees* are found at **points**: a forced full garbage collection, after
- *   which every buffer that is no longer reachable, or was handed away
- *   (transferred, detached), stops counting. A point runs when the runtime
- *   asks (at the start of each message delivery, at marks and snapshots, at
- *   the end of the program), and only if enough was allocated since the last
- *   one (`gcEveryBytes`): a deterministic rule, so the same program always
- *   collects at the same places.
+ *   which every buffer that is no longer reachable stops counting (one given
+ *   away for sure, a message sent, stops at once). A point runs when the
+ *   runtime asks (at marks and snapshots, at the end of the program), and
+ *   automatically: at the start of each message delivery, once a sixteenth
+ *   of what was then live (and at least `gcEveryBytes`) was allocated since
+ *   the last point; or, with a `peakTolerance` and a host that allows points
+ *   in the middle of a computation, instead whenever bytes in use would pass
+ *   the peak so far, once that fraction of the peak was allocated since the
+ *   last point. The rule depends only on the bytes the program allocates, so
+ *   the same program collects at the same places in every run.
  * - Between two points nothing is assumed freed: bytes in use are those found
- *   alive at the last point plus everything allocated since (less what was
- *   given away for sure, such as a message buffer sent to another rank). The
- *   peak is the largest value this takes, an upper bound on the true peak.
+ *   alive at the last point plus everything allocated since. The peak is the
+ *   largest value this takes: an upper bound on the true peak, within
+ *   `peakTolerance` of it when that is set (else by what a stretch of work
+ *   with no delivery allocated).
  *
  * Past the device's capacity an allocation first forces a point (perhaps the
  * memory is garbage), and fails with an out-of-memory error if it still does
  * not fit.
  */
+import { RegistryLiveness, WeakRefLiveness, type Liveness, type RegistryWithCleanup } from './liveness.ts';
 
 /** What an allocation that does not fit reports. */
 export interface OutOfMemoryRequest {
@@ -79,7 +86,8 @@ export interface MemoryFigures {
 }
 
 interface Tracked {
-  readonly ref: WeakRef<object>;
+  /** Only for a target whose size is read again at points (a WebAssembly.Memory). */
+  readonly ref?: WeakRef<object>;
   bytes: number;
   label: string;
   shape: readonly number[];
@@ -94,6 +102,15 @@ export interface MemoryOptions {
   capacityBytes: number;
   /** A full, synchronous garbage collection; without it no buffer is ever found freed. */
   gc?: () => void;
+  /** A finalization registry with cleanupSome: points may then run anywhere (liveness.ts); else WeakRefs are used. */
+  registry?: RegistryWithCleanup;
+  /**
+   * With a registry: collect before a new peak whenever this fraction of the
+   * peak (and at least gcEveryBytes) was allocated since the last point, so
+   * that the peak is within that fraction of the true one. Undefined: no such
+   * collections, and points at deliveries instead.
+   */
+  peakTolerance?: number;
   /** Collect at an automatic point only once this much was allocated since the last collection, or a sixteenth of what was then alive if more. Default 64 KiB. */
   gcEveryBytes?: number;
   /** Throws the out-of-memory error (the runtime's class). */
@@ -117,7 +134,9 @@ export class MemoryTracker {
   readonly marks: MemoryMark[] = [];
   /** While above 0, the allocation hooks count nothing: the library's own scratch space (a kernel's packing buffers). */
   untracked = 0;
-  private readonly records: Tracked[] = [];
+  private readonly records = new Set<Tracked>();
+  private readonly liveness: Liveness<Tracked>;
+  private collecting = false;
   private readonly byTarget = new WeakMap<object, Tracked>();
   private readonly inUseLabel = new Map<string, number>();
   private readonly peakLabel = new Map<string, number>();
@@ -125,7 +144,14 @@ export class MemoryTracker {
   private liveAtGc = 0;
   private readonly windowPeak = { trusted: 0, untrusted: 0 };
 
-  constructor(private readonly opts: MemoryOptions) {}
+  constructor(private readonly opts: MemoryOptions) {
+    this.liveness = opts.registry ? new RegistryLiveness<Tracked>(opts.registry) : new WeakRefLiveness<Tracked>();
+  }
+
+  /** Whether a collection runs before each new peak (a registry and a tolerance). */
+  private get guardsPeak(): boolean {
+    return this.liveness.anywhere && this.opts.peakTolerance !== undefined;
+  }
 
   get capacityBytes(): number {
     return this.opts.capacityBytes;
@@ -154,9 +180,10 @@ export class MemoryTracker {
       if (known.counted) this.relabel(target, label, shape);
       return;
     }
-    const rec: Tracked = { ref: new WeakRef(target), bytes, label, shape, dtype, counted: true, ...(size ? { size } : {}) };
+    const rec: Tracked = { bytes, label, shape, dtype, counted: true, ...(size ? { size, ref: new WeakRef(target) } : {}) };
     this.byTarget.set(target, rec);
-    this.records.push(rec);
+    this.records.add(rec);
+    this.liveness.watch(target, rec);
     this.allocatedBytes += bytes;
     this.allocations++;
     this.allocatedSinceGc += bytes;
@@ -186,6 +213,8 @@ export class MemoryTracker {
     const rec = this.byTarget.get(target);
     if (!rec || !rec.counted) return;
     rec.counted = false;
+    this.records.delete(rec);
+    this.liveness.unwatch(rec);
     this.add(rec.label, -rec.bytes);
   }
 
@@ -207,28 +236,32 @@ export class MemoryTracker {
    */
   point(force: boolean): boolean {
     const gc = this.opts.gc;
-    if (!gc) return false;
-    const due = this.allocatedSinceGc >= Math.max(this.opts.gcEveryBytes ?? DEFAULT_GC_EVERY, this.liveAtGc / 16);
+    if (!gc || this.collecting) return false;
+    // When collections guard the peak (add), a delivery's adds nothing they do not.
+    const due = !this.guardsPeak && this.allocatedSinceGc >= Math.max(this.opts.gcEveryBytes ?? DEFAULT_GC_EVERY, this.liveAtGc / 16);
     if (!force && !due) return false;
-    const t0 = performance.now();
-    gc();
-    this.gcWallMs += performance.now() - t0;
-    this.collections++;
-    let w = 0;
-    for (const rec of this.records) {
-      if (!rec.counted) continue;
-      const target = rec.ref.deref();
-      if (target === undefined || (!rec.size && isDetached(target, rec.bytes))) {
+    this.collecting = true;
+    try {
+      const t0 = performance.now();
+      gc();
+      this.gcWallMs += performance.now() - t0;
+      this.collections++;
+      for (const rec of this.liveness.gone()) {
+        if (!rec.counted) continue;
         rec.counted = false;
+        this.records.delete(rec);
         this.add(rec.label, -rec.bytes);
-        continue;
       }
-      const bytes = rec.size ? rec.size(target) : rec.bytes;
-      if (bytes !== rec.bytes) this.add(rec.label, bytes - rec.bytes);
-      rec.bytes = bytes;
-      this.records[w++] = rec;
+      for (const rec of this.records) {
+        const target = rec.size ? rec.ref?.deref() : undefined;
+        if (!target || !rec.size) continue;
+        const bytes = rec.size(target);
+        if (bytes !== rec.bytes) this.add(rec.label, bytes - rec.bytes);
+        rec.bytes = bytes;
+      }
+    } finally {
+      this.collecting = false;
     }
-    this.records.length = w;
     this.allocatedSinceGc = 0;
     this.liveAtGc = this.inUseBytes;
     this.opts.sample?.(this.inUseBytes);
@@ -244,7 +277,7 @@ export class MemoryTracker {
   resetPeaks(): void {
     this.peakBytes = this.inUseBytes;
     this.allocatedBytes = this.inUseBytes;
-    this.allocations = this.records.filter((r) => r.counted).length;
+    this.allocations = this.records.size;
     this.windowPeak.trusted = this.inUseBytes;
     this.windowPeak.untrusted = this.inUseBytes;
     this.peakLabel.clear();
@@ -296,18 +329,17 @@ export class MemoryTracker {
   private add(label: string, delta: number): void {
     if (delta === 0) return;
     this.inUseBytes += delta;
-    const now = (this.inUseLabel.get(label) ?? 0) + delta;
-    this.inUseLabel.set(label, now);
-    if (delta > 0) {
-      if (this.inUseBytes > this.peakBytes) this.peakBytes = this.inUseBytes;
-      if (this.inUseBytes > this.windowPeak.trusted) this.windowPeak.trusted = this.inUseBytes;
-      if (this.inUseBytes > this.windowPeak.untrusted) this.windowPeak.untrusted = this.inUseBytes;
-      if (now > (this.peakLabel.get(label) ?? 0)) this.peakLabel.set(label, now);
+    this.inUseLabel.set(label, (this.inUseLabel.get(label) ?? 0) + delta);
+    if (delta <= 0) return;
+    // About to set a new peak: if collections guard it, first see whether the memory is still in use.
+    if (this.inUseBytes > this.peakBytes && this.guardsPeak && !this.collecting) {
+      const threshold = Math.max(this.opts.gcEveryBytes ?? DEFAULT_GC_EVERY, this.peakBytes * this.opts.peakTolerance!);
+      if (this.allocatedSinceGc >= threshold) this.point(true);
     }
+    const now = this.inUseLabel.get(label) ?? 0;
+    if (this.inUseBytes > this.peakBytes) this.peakBytes = this.inUseBytes;
+    if (this.inUseBytes > this.windowPeak.trusted) this.windowPeak.trusted = this.inUseBytes;
+    if (this.inUseBytes > this.windowPeak.untrusted) this.windowPeak.untrusted = this.inUseBytes;
+    if (now > (this.peakLabel.get(label) ?? 0)) this.peakLabel.set(label, now);
   }
-}
-
-/** An ArrayBuffer that was transferred away reads as zero bytes long. */
-function isDetached(target: object, bytes: number): boolean {
-  return bytes > 0 && target instanceof ArrayBuffer && target.byteLength === 0;
 }

@@ -12,6 +12,7 @@
 import type { DType } from '../dtype.ts';
 import type { MeterContext } from './context.ts';
 import { MemoryTracker, type MemoryFigures, type MemoryMark, type OutOfMemoryRequest, type SnapshotRow } from './memory.ts';
+import type { RegistryWithCleanup } from './liveness.ts';
 import { rooflineUs, type DeviceModel } from './model.ts';
 import { RegionFrame, RegionStats } from './regions.ts';
 import { Stream } from './stream.ts';
@@ -104,6 +105,10 @@ export interface RankMeterOptions {
   device: DeviceModel | null;
   /** A full synchronous garbage collection, for memory points. */
   gc?: () => void;
+  /** A finalization registry with cleanupSome, so that points may run anywhere (see liveness.ts). */
+  registry?: RegistryWithCleanup;
+  /** See MemoryOptions.peakTolerance. */
+  peakTolerance?: number;
   /** See MemoryOptions.gcEveryBytes. */
   gcEveryBytes?: number;
   /** Record a timeline (for trace export). */
@@ -144,6 +149,8 @@ export class RankMeter {
       ? new MemoryTracker({
           capacityBytes: device.capacityBytes,
           ...(opts.gc ? { gc: opts.gc } : {}),
+          ...(opts.registry ? { registry: opts.registry } : {}),
+          ...(opts.peakTolerance !== undefined ? { peakTolerance: opts.peakTolerance } : {}),
           ...(opts.gcEveryBytes !== undefined ? { gcEveryBytes: opts.gcEveryBytes } : {}),
           outOfMemory: (req) => oom(this.rank, device.name, req),
           sample: (inUseBytes) => {
