@@ -35,7 +35,6 @@ describe('checkCourse', () => {
     writeFileSync(file, readFileSync(file, 'utf8').replace('"chapter": 2', '"chapter": 3'));
     const found = await checkCourse(root);
     expect(found.filter((f) => f.level === 'warning').map((f) => f.message)).toEqual([expect.stringMatching(/ex03-zero-sharding\/exercise\.json says chapter 3, but course\/course\.json puts it in chapter 2/)]);
-    cleanup(root);
   });
 
   it('catches a chapter that lists a missing exercise, and an exercise in no chapter or in two', async () => {

@@ -9,5 +9,8 @@ export default defineConfig({
     // timeout to pass), so two test files at a time halve the suite's time
     // even on two cores (vitest's default there is one).
     maxWorkers: 2,
+    // Inline ranks run in the test process itself: compiled as rank workers are (src/device/collect.ts),
+    // so that their memory points come out the same in every run.
+    execArgv: ['--no-concurrent-recompilation', '--no-concurrent-osr', '--no-flush-bytecode'],
   },
 });

@@ -4,7 +4,8 @@
  * count each graded pair exactly once.
  *
  * gradebook.csv: `student, ex01, ex02, ..., quiz1, quiz2, ..., total, max,
- * status, flags` (a column per knowledge check after the exercises); an
+ * status, flags` (a column per knowledge check after the exercises, for a
+ * chapter at least one student of the class handed an attempt in for); an
  * empty cell is a pair not graded yet; `status` is `complete` or `incomplete`;
  * `flags` lists `exNN:flag` (missing, timeout, type-errors, grading-error...).
  *
@@ -144,7 +145,9 @@ export function buildGradebook(found: readonly FoundRubric[], record: BatchRecor
   }
   const exercises = [...new Set([...(record?.exercises ?? []).map(exerciseId), ...found.map((f) => f.exerciseId)])].sort();
   const checks = knowledgeChecksByStudent(foundChecks, problems);
-  const quizColumns = [...new Set(foundChecks.map((f) => knowledgeCheckColumn(f.chapter)))].sort((a, b) => Number(a.slice(4)) - Number(b.slice(4)));
+  // A chapter's column once anyone in the class handed in an attempt: a class that does its quizzes elsewhere gets none.
+  const attempted = foundChecks.filter((f) => f.record?.status !== 'missing');
+  const quizColumns = [...new Set(attempted.map((f) => knowledgeCheckColumn(f.chapter)))].sort((a, b) => Number(a.slice(4)) - Number(b.slice(4)));
   const students = [...new Set([...(record?.students ?? []), ...found.map((f) => f.student), ...foundChecks.map((f) => f.student)])].sort();
   const all = [...byStudent.values()].flatMap((m) => [...m.values()]);
   const maxOf = new Map<string, number>();

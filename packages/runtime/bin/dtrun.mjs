@@ -10,5 +10,7 @@ const require = createRequire(import.meta.url);
 const loader = pathToFileURL(require.resolve('tsx')).href;
 const workspace = fileURLToPath(new URL('./workspace-resolve.cjs', import.meta.url));
 const main = fileURLToPath(new URL('./dtrun-main.ts', import.meta.url));
-const r = spawnSync(process.execPath, ['--import', loader, '--require', workspace, main, ...process.argv.slice(2)], { stdio: 'inherit' });
+// The V8 flags under which the virtual device's memory points are reproducible (src/device/collect.ts).
+const deterministic = ['--no-concurrent-recompilation', '--no-concurrent-osr', '--no-flush-bytecode'];
+const r = spawnSync(process.execPath, [...deterministic, '--import', loader, '--require', workspace, main, ...process.argv.slice(2)], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

@@ -8,8 +8,17 @@
  *   one source with one tag never overtake each other.
  * - `isend`/`irecv` start an operation and return a `Work`; `wait()` ends it.
  *   `sendRecv` is one ring step: send to one neighbour, receive from another.
+ * - `background(fn)` runs communication on a stream of its own, beside the
+ *   rank's work (as DDP's gradient all-reduces run beside backward), and
+ *   `waitAll()` waits for all of it; `elapse(us)` charges modelled work.
+ *
+ * What the runtime completes (waits, peer failures) goes through functions
+ * of this module that the package index does not export, and the Comm's
+ * state is in #private fields: a program holding its Comm cannot resolve
+ * its own waits early, which would let it act before its messages arrive.
  */
 import { Tensor, fromTransferable, noGrad, type DType, type TransferableTensor } from '@dtlab/tensor';
+import { releaseStorage } from '@dtlab/tensor/meter';
 import type { Payload } from './fabric.ts';
 import { SendBuffers, typedView } from './send-buffers.ts';
 import { InjectedFaultError, RankFailedError, type CollectiveCall } from './errors.ts';
@@ -53,6 +62,30 @@ export interface Completion {
   vtUs: number;
 }
 
+/** What a Comm asks of the runtime beside its rank (device/rank-runtime.ts). */
+export interface CommRuntime {
+  /** Virtual time of the caller's stream. */
+  clockUs(): number;
+  /** Charges `us` of modelled work to the caller's stream. */
+  elapse(us: number, label: string): void;
+  /** Runs `fn` on a new stream; `join` makes the caller's stream wait for its end. */
+  fork<T>(label: string, fn: () => Promise<T> | T): { done: Promise<T>; join: () => void };
+}
+
+/** A Comm's own clock when no runtime is attached (tests that build a Comm by hand): the last completed wait. */
+class PlainClock implements CommRuntime {
+  vt = 0;
+  clockUs(): number {
+    return this.vt;
+  }
+  elapse(us: number): void {
+    this.vt += us;
+  }
+  fork<T>(_label: string, fn: () => Promise<T> | T): { done: Promise<T>; join: () => void } {
+    return { done: Promise.resolve().then(fn), join: () => undefined };
+  }
+}
+
 /** A started operation; `wait()` resolves when it is complete. */
 export class Work<T> {
   #promise: Promise<T> | undefined;
@@ -80,31 +113,20 @@ export class Work<T> {
   }
 }
 
-/**
- * What a backend does to a rank's Comm that rank code must not: finish its
- * waits and tell it of failed peers. `createComm` hands it out with the Comm;
- * nothing reachable from the Comm leads to it.
- */
-export interface CommControl {
-  /** The fabric finished wait `id`. */
-  complete(id: number, c: Completion): void;
-  /** Rank `rank` failed (the failure started at `root`); later sends to it fail at once. */
-  peerFailed(rank: number, root: number, message: string): void;
-  /** Number of waits not yet complete. */
-  pendingWaits(): number;
-}
-
 /** Proves to the Comm constructor that `createComm` calls it. */
 const CONSTRUCTING = Object.freeze({ token: 'dtlab Comm' });
-let lastControl: CommControl | null = null;
 
-/** A Comm for `rank` over `transport`, and its control (for the backend alone). */
-export function createComm(rank: number, worldSize: number, transport: Transport, seed: number, faults: readonly Fault[] = []): { comm: Comm; control: CommControl } {
-  const comm = new Comm(CONSTRUCTING, rank, worldSize, transport, seed, faults);
-  const control = lastControl!;
-  lastControl = null;
-  return { comm, control };
+/**
+ * Backends: a Comm for `rank` over `transport`, its clock and streams kept by
+ * `runtime` (device/rank-runtime.ts), or by the Comm's own waits without one.
+ */
+export function createComm(rank: number, worldSize: number, transport: Transport, seed: number, faults: readonly Fault[] = [], runtime?: CommRuntime): Comm {
+  return new Comm(CONSTRUCTING, rank, worldSize, transport, seed, faults, runtime);
 }
+
+let complete: (comm: Comm, id: number, c: Completion) => void;
+let failed: (comm: Comm, rank: number, root: number, message: string) => void;
+let pendingCount: (comm: Comm) => number;
 
 /** A rank's handle on the group: its rank, the world size, and point-to-point messaging. */
 export class Comm {
@@ -113,9 +135,18 @@ export class Comm {
   #opCount = 0;
   readonly #pending = new Map<number, { resolve: (c: Completion) => void }>();
   readonly #failedPeers = new Map<number, { root: number; message: string }>();
-  #vt = 0;
   readonly #sendBuffers = new SendBuffers();
   readonly #crashAt: number | undefined;
+  readonly #runtime: CommRuntime;
+  #plain: PlainClock | undefined;
+  readonly #background: Work<unknown>[] = [];
+
+  static {
+    complete = (comm, id, c) => comm.#complete(id, c);
+    failed = (comm, rank, root, message) => void comm.#failedPeers.set(rank, { root, message });
+    pendingCount = (comm) => comm.#pending.size;
+  }
+
   readonly #transport: Transport;
   /** This rank's index, 0 to worldSize - 1. */
   readonly rank: number;
@@ -125,7 +156,7 @@ export class Comm {
   readonly seed: number;
 
   /** @internal Backends create Comms with `createComm`. */
-  constructor(token: unknown, rank: number, worldSize: number, transport: Transport, seed: number, faults: readonly Fault[] = []) {
+  constructor(token: unknown, rank: number, worldSize: number, transport: Transport, seed: number, faults: readonly Fault[] = [], runtime?: CommRuntime) {
     if (token !== CONSTRUCTING) throw new TypeError('a Comm is made by the runtime for each rank of a launch: use the comm your rank program receives');
     this.rank = rank;
     this.worldSize = worldSize;
@@ -133,18 +164,63 @@ export class Comm {
     // Frozen below, so nothing else can reach the transport: a copy that cannot change either.
     this.#transport = Object.freeze({ ...transport });
     this.#crashAt = faults.find((f): f is Extract<Fault, { kind: 'crash' }> => f.kind === 'crash' && f.rank === rank)?.atOp;
-    lastControl = {
-      complete: (id, c) => this.#complete(id, c),
-      peerFailed: (r, root, message) => void this.#failedPeers.set(r, { root, message }),
-      pendingWaits: () => this.#pending.size,
-    };
+    this.#runtime = runtime ?? (this.#plain = new PlainClock());
     // The checks' rank programs use the same Comm as the submission: it may not be redefined.
     Object.freeze(this);
   }
 
-  /** This rank's virtual time in microseconds, as of its last completed wait. */
+  /**
+   * This rank's virtual time in microseconds: its compute so far and its
+   * waits (on the stream the caller runs on; see `background`).
+   */
   get virtualTimeUs(): number {
-    return this.#vt;
+    return this.#runtime.clockUs();
+  }
+
+  /**
+   * Charges `us` microseconds of modelled work that is not a tensor op
+   * (loading a batch from disk, say) to this rank's virtual time, under
+   * `label` in the profile.
+   */
+  elapse(us: number, label = 'elapse'): void {
+    if (typeof us !== 'number' || !Number.isFinite(us) || us < 0) {
+      throw new RangeError(`rank ${this.rank}: elapse: us must be a finite number of microseconds >= 0, got ${describe(us)}`);
+    }
+    this.#runtime.elapse(us, String(label));
+  }
+
+  /**
+   * Runs `fn` on a background stream of this rank, as torch runs NCCL
+   * collectives on a stream of their own: it starts at this rank's current
+   * virtual time and its communication overlaps with whatever the rank does
+   * meanwhile. Typically `fn` is a collective started from a gradient hook:
+   *
+   *     p.registerPostAccumulateGradHook(() => works.push(comm.background(() => allReduce(comm, bucket))));
+   *     ...; await comm.waitAll();   // before the optimizer step
+   *
+   * `await work.wait()` (or `comm.waitAll()`) gives `fn`'s result and moves
+   * the waiting stream's clock to the background stream's end, if later:
+   * the communication that did not overlap shows as exposed.
+   */
+  background<T>(fn: () => Promise<T> | T, label = 'background'): Work<T> {
+    if (typeof fn !== 'function') throw new TypeError(`rank ${this.rank}: background: expected a function, got ${describe(fn)}`);
+    const { done, join } = this.#runtime.fork(String(label), fn);
+    const work = new Work<T>(async () => {
+      try {
+        return await done;
+      } finally {
+        join();
+      }
+    });
+    // Until someone waits, a failure must not count as unhandled: wait() reports it.
+    done.catch(() => undefined);
+    this.#background.push(work as Work<unknown>);
+    return work;
+  }
+
+  /** Waits for every background work of this rank started so far (in the order they started). */
+  async waitAll(): Promise<void> {
+    while (this.#background.length > 0) await this.#background.shift()!.wait();
   }
 
   /** Sends a copy of `t` to rank `dst`. Resolves at once: sends are buffered. */
@@ -183,6 +259,8 @@ export class Comm {
       const c = await this.#waitFor(id, () => this.#transport.wait(id));
       if (!into) return fromTransferable(c.payload!);
       copyInto(into, c.payload!);
+      // The message's buffer becomes a spare for a later send: the runtime's, not the program's memory.
+      releaseStorage(c.payload!.buffer);
       this.#sendBuffers.recycle(c.payload!.buffer);
       return into;
     });
@@ -216,11 +294,12 @@ export class Comm {
     return index;
   }
 
+  /** The fabric finished wait `id`. */
   #complete(id: number, c: Completion): void {
     const p = this.#pending.get(id);
     if (!p) return;
     this.#pending.delete(id);
-    this.#vt = c.vtUs;
+    if (this.#plain) this.#plain.vt = Math.max(this.#plain.vt, c.vtUs);
     p.resolve(c);
   }
 
@@ -249,6 +328,21 @@ export class Comm {
     if (!Number.isInteger(t) || t < 0) throw new RangeError(`rank ${this.rank}: ${op}: tag must be a non-negative integer, got ${describe(tag)}`);
     return t;
   }
+}
+
+/** Backends: wait `id` of `comm` is over (delivered in order by the rank's runtime). */
+export function completeWait(comm: Comm, id: number, c: Completion): void {
+  complete(comm, id, c);
+}
+
+/** Backends: rank `rank` failed (the failure started at `root`); later sends to it fail at once. */
+export function notePeerFailed(comm: Comm, rank: number, root: number, message: string): void {
+  failed(comm, rank, root, message);
+}
+
+/** Backends: how many waits of `comm` are not yet complete. */
+export function pendingWaits(comm: Comm): number {
+  return pendingCount(comm);
 }
 
 /** Copies a received message into `into` (same size and dtype: the fabric checked). */

@@ -153,14 +153,58 @@ export class LaunchSpecError extends Error {
   override name = 'LaunchSpecError';
 }
 
-/** A rank ran out of memory (its heap limit or the launch's memory budget). */
+/** What an allocation that did not fit on a rank's virtual device asked for. */
+export interface DeviceAllocation {
+  /** The device's name. */
+  device: string;
+  /** What was being allocated: an op ('matmul'), a constructor ('Float32Array'), 'recv from rank 2 (tag 0)'... */
+  label: string;
+  shape: readonly number[];
+  dtype: string;
+  requestedBytes: number;
+  inUseBytes: number;
+  capacityBytes: number;
+}
+
+/** Bytes as CUDA's out-of-memory message prints them: `20.00 MiB`, `15.78 GiB`. */
+function cudaBytes(b: number): string {
+  return b >= 2 ** 30 ? `${(b / 2 ** 30).toFixed(2)} GiB` : `${(b / 2 ** 20).toFixed(2)} MiB`;
+}
+
+/**
+ * A rank ran out of memory. `kind` says which: 'device', its virtual
+ * device's capacity (in the shape of CUDA's message, with the allocation's
+ * fields); 'host', its JavaScript heap limit or the launch's memory budget.
+ */
 export class OutOfMemoryError extends Error {
   override name = 'OutOfMemoryError';
+  readonly kind: 'host' | 'device';
+  /** The device allocation that failed (kind 'device'). */
+  readonly allocation: DeviceAllocation | undefined;
+
   constructor(
     readonly rank: number,
     readonly limitMb: number,
     detail: string,
+    allocation?: DeviceAllocation,
   ) {
-    super(`rank ${rank}: out of memory (limit ${limitMb} MB per rank): ${detail}`);
+    super(allocation ? OutOfMemoryError.deviceMessage(rank, allocation) : `rank ${rank}: out of memory (limit ${limitMb} MB per rank): ${detail}`);
+    this.kind = allocation ? 'device' : 'host';
+    this.allocation = allocation;
+  }
+
+  /** The error for an allocation past a virtual device's capacity. */
+  static device(rank: number, device: string, req: Omit<DeviceAllocation, 'device'>): OutOfMemoryError {
+    const allocation: DeviceAllocation = { device, label: req.label, shape: [...req.shape], dtype: req.dtype, requestedBytes: req.requestedBytes, inUseBytes: req.inUseBytes, capacityBytes: req.capacityBytes };
+    return new OutOfMemoryError(rank, req.capacityBytes / 2 ** 20, '', allocation);
+  }
+
+  private static deviceMessage(rank: number, a: DeviceAllocation): string {
+    const free = Math.max(0, a.capacityBytes - a.inUseBytes);
+    return (
+      `rank ${rank}: device out of memory. Tried to allocate ${cudaBytes(a.requestedBytes)} for ${a.label} [${a.shape.join(', ')}] ${a.dtype} ` +
+      `(device '${a.device}' of rank ${rank}; ${cudaBytes(a.capacityBytes)} total capacity; ${cudaBytes(a.inUseBytes)} already in use; ${cudaBytes(free)} free). ` +
+      'Keep fewer tensors alive (drop references you no longer need, set .grad to null), shard them across ranks, or use a device with more memory.'
+    );
   }
 }

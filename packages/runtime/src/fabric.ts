@@ -8,8 +8,10 @@
  * buffered: the fabric holds a message until the receiver asks for it.
  *
  * Every receive is two steps, post and wait (a blocking recv does both at
- * once). The receiver's clock moves only when it waits, so virtual time
- * depends on program order, not on thread timing.
+ * once). Every call carries the caller's virtual time (its rank's compute
+ * and waits so far, kept beside the rank: device/rank-runtime.ts); a wait
+ * completes at the later of that time and the message's arrival, so virtual
+ * time depends on program order, not on thread timing.
  */
 import type { DType } from '@dtlab/tensor';
 import { VirtualClock, DEFAULT_COST } from './fabric/clock.ts';
@@ -26,8 +28,12 @@ export interface Payload {
 
 /** How the fabric reaches ranks: provided by the backend. */
 export interface FabricHooks {
-  /** A wait of `rank` is over: with a message (recv), nothing (barrier), or an error. */
-  complete(rank: number, id: number, result: { payload?: Payload; error?: Error; vtUs: number }): void;
+  /**
+   * A wait of `rank` is over: with a message (recv), nothing (barrier), or an
+   * error, at virtual time `vtUs`; what it waited for was ready at `readyUs`
+   * (the message left its sender, the last rank entered the barrier).
+   */
+  complete(rank: number, id: number, result: { payload?: Payload; error?: Error; vtUs: number; readyUs: number }): void;
   /** Rank `failedRank` failed (the failure started at `rootRank` with `message`); `rank` should fail its later sends to it at once. */
   peerFailed(rank: number, failedRank: number, rootRank: number, message: string): void;
   /** A deadlock was found (every waiting rank also gets it through `complete`). */
@@ -38,6 +44,7 @@ interface Message {
   src: number;
   tag: number;
   payload: Payload;
+  startUs: number;
   arrivalUs: number;
   bytes: number;
 }
@@ -49,7 +56,8 @@ interface Request {
   src: number;
   tag: number;
   expect?: { numel: number; dtype: DType } | undefined;
-  postedUs: number;
+  /** When the rank asked to wait (or entered the barrier). */
+  askUs: number;
   message?: Message;
   error?: Error;
   waiting: boolean;
@@ -131,6 +139,8 @@ export class Fabric {
   private readonly announced: number[];
   /** The first collective mismatch, if any. */
   private mismatch: CollectiveMismatchError | undefined;
+  /** Every barrier: when the last rank entered and when all left (communication time in the device report). */
+  readonly barriers: { startUs: number; endUs: number }[] = [];
   private inFlight = 0;
   private events = 0;
   private deadlockTimer: ReturnType<typeof setTimeout> | undefined;
@@ -151,8 +161,8 @@ export class Fabric {
     this.delays = (opts.faults ?? []).filter((f): f is Extract<Fault, { kind: 'delay' }> => f.kind === 'delay');
   }
 
-  /** `src` sends `payload` to `dst` with `tag`. Throws, sending nothing, if the payload is not a tensor's bytes or `dst` or `tag` is not valid. */
-  send(src: number, dst: number, tag: number, given: Payload): void {
+  /** `src` sends `payload` to `dst` with `tag` at its time `vtUs`. Throws, sending nothing, if the payload is not a tensor's bytes or `dst` or `tag` is not valid. */
+  send(src: number, dst: number, tag: number, given: Payload, vtUs = this.clock.now[src]!): void {
     if (!Number.isInteger(dst) || dst < 0 || dst >= this.worldSize || !Number.isSafeInteger(tag) || tag < 0) {
       throw new RangeError(`rank ${src}: send: the destination must be a rank in [0, ${this.worldSize}) and the tag a non-negative integer, got ${String(dst)} and ${String(tag)}`);
     }
@@ -160,14 +170,15 @@ export class Fabric {
     // Exactly a tensor's bytes travel on: nothing else the sender put in the object.
     const payload: Payload = { dtype: given.dtype, shape: [...given.shape], buffer: given.buffer };
     this.activity(src);
+    this.clock.see(src, vtUs);
     const count = payload.buffer.byteLength / BYTES[payload.dtype];
     const bytes = wireBytes(payload);
     const delay = this.delays.filter((d) => d.src === src && d.dst === dst);
-    const { startUs, endUs } = this.clock.send(src, bytes, delay.reduce((t, d) => t + d.us, 0));
+    const { startUs, endUs } = this.clock.send(src, bytes, delay.reduce((t, d) => t + d.us, 0), vtUs);
     this.trace.push({ seq: this.trace.length, src, dst, tag, bytes, count, dtype: payload.dtype, vtStartUs: startUs, vtEndUs: endUs });
     this.stats[src]!.messagesSent++;
     this.stats[src]!.bytesSent += bytes;
-    const msg: Message = { src, tag, payload, arrivalUs: endUs, bytes };
+    const msg: Message = { src, tag, payload, startUs, arrivalUs: endUs, bytes };
     const realDelayMs = delay.reduce((t, d) => t + (d.ms ?? 0), 0);
     if (realDelayMs > 0) {
       this.inFlight++;
@@ -196,11 +207,12 @@ export class Fabric {
     this.changed();
   }
 
-  /** `rank` posts receive `id` for a message from `src` with `tag` (optionally of a known size and dtype). */
-  post(rank: number, id: number, src: number, tag: number, expect?: { numel: number; dtype: DType }): void {
+  /** `rank` posts receive `id` (at its time `vtUs`) for a message from `src` with `tag` (optionally of a known size and dtype). */
+  post(rank: number, id: number, src: number, tag: number, expect?: { numel: number; dtype: DType }, vtUs = this.clock.now[rank]!): void {
     this.activity(rank);
+    this.clock.see(rank, vtUs);
     // A rank in a mismatched collective fails with the mismatch, whatever else goes wrong later.
-    const req: Request = { id, rank, kind: 'recv', src, tag, expect, postedUs: this.clock.now[rank]!, waiting: false, waitStartMs: 0, error: this.poisoned.get(rank) };
+    const req: Request = { id, rank, kind: 'recv', src, tag, expect, askUs: vtUs, waiting: false, waitStartMs: 0, error: this.poisoned.get(rank) };
     this.requests[rank]!.set(id, req);
     const key = `${rank}:${src}:${tag}`;
     const msg = this.unmatched.get(key)?.shift();
@@ -214,18 +226,21 @@ export class Fabric {
     this.changed();
   }
 
-  /** `rank` waits for its request `id`: completes now if it can, else when it can. */
-  wait(rank: number, id: number): void {
+  /** `rank` waits (from its time `vtUs`) for its request `id`: completes now if it can, else when it can. */
+  wait(rank: number, id: number, vtUs = this.clock.now[rank]!): void {
     this.activity(rank);
+    this.clock.see(rank, vtUs);
     const req = this.requests[rank]!.get(id);
     if (!req) throw new Error(`BUG: rank ${rank} waits for unknown request ${id}`);
+    req.askUs = Math.max(req.askUs, vtUs);
     this.startWaiting(req);
   }
 
-  /** `rank` enters a barrier with request `id`. */
-  barrier(rank: number, id: number): void {
+  /** `rank` enters a barrier with request `id` at its time `vtUs`. */
+  barrier(rank: number, id: number, vtUs = this.clock.now[rank]!): void {
     this.activity(rank);
-    const req: Request = { id, rank, kind: 'barrier', src: -1, tag: -1, postedUs: this.clock.now[rank]!, waiting: false, waitStartMs: 0, error: this.poisoned.get(rank) };
+    this.clock.see(rank, vtUs);
+    const req: Request = { id, rank, kind: 'barrier', src: -1, tag: -1, askUs: vtUs, waiting: false, waitStartMs: 0, error: this.poisoned.get(rank) };
     this.requests[rank]!.set(id, req);
     this.barrierEntered.set(rank, req);
     const failed = [...this.failures.keys()];
@@ -279,16 +294,18 @@ export class Fabric {
     this.changed();
   }
 
-  /** `rank`'s program returned. */
-  finish(rank: number): void {
+  /** `rank`'s program returned, at its time `vtUs` (the latest of its streams). */
+  finish(rank: number, vtUs = this.clock.now[rank]!): void {
+    this.clock.see(rank, vtUs);
     this.state[rank] = 'done';
     this.stats[rank]!.vtUs = this.clock.now[rank]!;
     this.changed();
   }
 
-  /** `rank` failed with `error`: waits that depend on it fail with RankFailedError. */
-  fail(rank: number, error: { name?: string; message: string; failedRank?: number; failedMessage?: string }): void {
+  /** `rank` failed with `error` (at its time `vtUs`, if known): waits that depend on it fail with RankFailedError. */
+  fail(rank: number, error: { name?: string; message: string; failedRank?: number; failedMessage?: string }, vtUs?: number): void {
     if (this.state[rank] !== 'running') return;
+    if (vtUs !== undefined) this.clock.see(rank, vtUs);
     this.state[rank] = 'failed';
     this.stats[rank]!.vtUs = this.clock.now[rank]!;
     // Report the rank whose own error started a cascade, not the last rank it reached.
@@ -368,7 +385,8 @@ export class Fabric {
     this.changed();
   }
 
-  private finishRequest(req: Request): void {
+  /** Completes `req`; a barrier's completion time and readiness come from tryBarrier. */
+  private finishRequest(req: Request, barrier?: { vtUs: number; readyUs: number }): void {
     clearTimeout(req.timer);
     this.requests[req.rank]!.delete(req.id);
     if (req.kind === 'barrier') this.barrierEntered.delete(req.rank);
@@ -380,20 +398,28 @@ export class Fabric {
         error = new RecvMismatchError(req.rank, req.src, req.tag, req.expect, { numel, dtype: msg.payload.dtype, shape: msg.payload.shape });
       }
     }
+    let vtUs = req.askUs;
+    let readyUs = req.askUs;
     if (msg) {
-      this.clock.completeRecv(req.rank, req.postedUs, msg.arrivalUs);
+      vtUs = Math.max(req.askUs, msg.arrivalUs);
+      readyUs = msg.startUs;
       this.stats[req.rank]!.messagesReceived++;
       this.stats[req.rank]!.bytesReceived += msg.bytes;
+    } else if (barrier && !error) {
+      ({ vtUs, readyUs } = barrier);
     }
-    this.hooks.complete(req.rank, req.id, error ? { error, vtUs: this.clock.now[req.rank]! } : { payload: msg?.payload, vtUs: this.clock.now[req.rank]! });
+    if (!error) this.clock.see(req.rank, vtUs);
+    this.hooks.complete(req.rank, req.id, error ? { error, vtUs: req.askUs, readyUs: req.askUs } : { payload: msg?.payload, vtUs, readyUs });
   }
 
   private tryBarrier(): void {
     if (this.barrierEntered.size < this.worldSize) return;
     const entered = [...this.barrierEntered.values()];
     if (entered.some((r) => r.error)) return; // those complete with their errors
-    this.clock.barrier(entered.map((r) => r.rank), this.worldSize);
-    for (const req of entered) this.finishRequest(req);
+    const readyUs = Math.max(...entered.map((r) => r.askUs));
+    const vtUs = this.clock.barrier(entered.map((r) => r.askUs), this.worldSize);
+    this.barriers.push({ startUs: readyUs, endUs: vtUs });
+    for (const req of entered) this.finishRequest(req, { vtUs, readyUs });
   }
 
   /** Records that something happened and re-arms the deadlock check. */

@@ -17,6 +17,7 @@ export {
   InjectedFaultError,
   LaunchSpecError,
   OutOfMemoryError,
+  type DeviceAllocation,
   CollectiveMismatchError,
   describeCall,
   type CollectiveCall,
@@ -35,3 +36,9 @@ export type {
   BlockedRank,
 } from './types.ts';
 export { formatSummary, formatOutcome, formatBytes, formatUs } from './report.ts';
+export { memory, profile } from './device/api.ts';
+export { formatProfile, formatCount, type ProfileFormat } from './device/format-profile.ts';
+export { chromeTrace, type ChromeTrace, type TraceEventRecord } from './device/chrome-trace.ts';
+export { DEVICE_PRESETS, DEFAULT_DEVICE, type DeviceSpec, type DevicePreset } from './device/presets.ts';
+export type { DeviceReport, RankDeviceStats } from './types.ts';
+export type { MemoryMark, SnapshotRow, MemoryFigures, OpFigures, RegionFigures, StreamFigures, Timeline } from '@dtlab/tensor/meter';

@@ -10,7 +10,13 @@ import { refuseIfConfined } from './confined.ts';
 import { runInline } from './backends/inline.ts';
 import { runWorkers } from './backends/workers.ts';
 import { WorkerPool } from './backends/pool.ts';
+import { resolveDevice } from './device/presets.ts';
+import { cleanupRegistry, fullCollection, setDeterministicFlags } from './device/collect.ts';
+import { rankScope } from './device/scope.ts';
 import type { LaunchResult, LaunchSpec, ProgramRef, RankProgram } from './types.ts';
+
+// Before any rank worker starts: the V8 settings under which memory points are reproducible (device/collect.ts).
+setDeterministicFlags();
 
 /** Default wall-clock limit of a launch, in milliseconds. */
 export const DEFAULT_TIMEOUT_MS = 60_000;
@@ -47,6 +53,10 @@ function validate(spec: LaunchSpec): void {
   check(spec.args === undefined || Array.isArray(spec.args), 'args must be an array (the extra arguments after comm)');
   check(spec.pool === undefined || spec.pool instanceof WorkerPool, 'pool must be a WorkerPool (new WorkerPool({ memoryLimitMb }))');
   check(spec.faults === undefined || Array.isArray(spec.faults), 'faults must be an array of { kind: ... } records');
+  check(spec.timeline === undefined || typeof spec.timeline === 'boolean', `timeline must be true or false, got ${show(spec.timeline)}`);
+  check(!(spec.timeline && spec.device === undefined), 'timeline needs a device: add device: \'course\' (or another preset or spec)');
+  check(spec.markKey === undefined || (typeof spec.markKey === 'string' && spec.markKey.length > 0), 'markKey must be a non-empty string');
+  check(spec.peakTolerance === undefined || (typeof spec.peakTolerance === 'number' && spec.peakTolerance > 0 && spec.peakTolerance <= 1), `peakTolerance must be a fraction in (0, 1], got ${show(spec.peakTolerance)}`);
   for (const f of spec.faults ?? []) {
     if (f.kind === 'crash') check(Number.isInteger(f.rank) && f.rank >= 0 && f.rank < spec.worldSize && Number.isInteger(f.atOp) && f.atOp >= 1, `crash fault needs a rank in [0, ${spec.worldSize}) and atOp >= 1, got ${JSON.stringify(f)}`);
     else if (f.kind === 'delay') check([f.src, f.dst].every((r) => Number.isInteger(r) && r >= 0 && r < spec.worldSize) && f.us >= 0, `delay fault needs src and dst ranks and us >= 0, got ${JSON.stringify(f)}`);
@@ -69,8 +79,11 @@ async function loadProgram(ref: ProgramRef): Promise<RankProgram> {
 export async function launch(spec: LaunchSpec): Promise<LaunchResult> {
   refuseIfConfined('launch ranks'); // a program loaded by path would not be confined
   validate(spec);
+  const device = spec.device === undefined ? null : resolveDevice(spec.device);
   const full = { ...spec, timeoutMs: spec.timeoutMs ?? DEFAULT_TIMEOUT_MS, seed: spec.seed ?? 0, memoryLimitMb: spec.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB };
-  if ((spec.backend ?? 'inline') === 'workers') return runWorkers(full, spec.program as ProgramRef);
+  if ((spec.backend ?? 'inline') === 'workers') return runWorkers(full, spec.program as ProgramRef, device);
   const program = typeof spec.program === 'function' ? spec.program : await loadProgram(spec.program);
-  return runInline(full, program);
+  // Inline ranks share this thread: the meter follows each one's async context.
+  rankScope();
+  return runInline(full, program, device ? { device, gc: fullCollection(), registry: cleanupRegistry() } : { device });
 }

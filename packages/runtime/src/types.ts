@@ -53,6 +53,31 @@ export interface LaunchSpec {
   memoryLimitMb?: number;
   /** Cost model of the virtual clock. Default `{ alphaUs: 10, bytesPerUs: 1250 }` (10 µs, 10 Gbit/s). */
   cost?: CostModel;
+  /**
+   * The virtual accelerator of every rank: a preset name ('course',
+   * 'a100-40gb', ...; see DEVICE_PRESETS) or a spec. With a device, tensor
+   * ops take virtual time by the roofline, memory is counted (and limited to
+   * the device's capacity), and the result has `device` figures. Without
+   * one, compute is free in virtual time, as in the alpha-beta model alone.
+   */
+  device?: string | import('./device/presets.ts').DeviceSpec;
+  /**
+   * How close the device's memory peak must be to the true one, as a
+   * fraction of it (0.1: within 10%). A collection then runs before each new
+   * peak once that much was allocated since the last one: a tighter peak for
+   * more collections (about 20 ms each in a rank worker). Default: none; the
+   * peak then counts everything allocated since the last delivery or mark.
+   */
+  peakTolerance?: number;
+  /** Record every op, wait and region on a timeline, for `chromeTrace(result)` (needs `device`). Default false. */
+  timeline?: boolean;
+  /**
+   * A secret of the launching code: memory marks made with `{ key: markKey }`
+   * are reported as trusted. A check passes it to its own rank program (in
+   * `args`), which never hands it to the code it checks, so a submission
+   * cannot make a mark the check would take for its own.
+   */
+  markKey?: string;
   /** Faults to inject. */
   faults?: Fault[];
   /**
@@ -152,8 +177,54 @@ export interface LaunchResult {
   stats: RankStats[];
   /** The deadlock, if the launch ended in one (each blocked rank's error is this too). */
   deadlock?: import('./errors.ts').DeadlockError;
+  /** The virtual device's figures, per rank (launches with a `device`). */
+  device?: DeviceReport;
   /** Wall-clock duration of the launch, in milliseconds. */
   wallMs: number;
   /** True when every rank has status 'ok'. */
   ok: boolean;
+}
+
+/** The virtual device of a launch and what each rank did on it. */
+export interface DeviceReport {
+  /** The device, with rates per second. */
+  spec: { name: string; flops: { float32: number; float64: number }; memoryBytes: number; memoryBandwidth: number };
+  /** One entry per rank, in rank order. */
+  ranks: RankDeviceStats[];
+}
+
+/**
+ * What one rank did on its device. Times are virtual microseconds; the main
+ * stream's time is `computeUs + elapsedUs + exposedCommUs + idleUs` of its
+ * own (see `streams[0]`).
+ */
+export interface RankDeviceStats {
+  rank: number;
+  /** False when the rank did not end normally (timed out, killed): figures are those last reported. */
+  complete: boolean;
+  /** Main-stream virtual time at the end. */
+  vtUs: number;
+  /** Latest virtual time of any of the rank's streams. */
+  endUs: number;
+  /** Time charged by tensor ops, on all streams. */
+  computeUs: number;
+  /** Time charged by `comm.elapse`, on all streams. */
+  elapsedUs: number;
+  /** Time during which a message this rank sent or received was on the wire, or a barrier it was in ran (union of intervals). */
+  commUs: number;
+  /** Main-stream time spent waiting for communication in flight: what overlap did not hide. */
+  exposedCommUs: number;
+  /** Main-stream time spent waiting for a peer that had not yet sent (a pipeline bubble, a late rank at a barrier). */
+  idleUs: number;
+  /** FLOPs and bytes moved by tensor ops, on all streams. */
+  flops: number;
+  bytes: number;
+  /** Per op kind, per profiler region, per stream. */
+  ops: import('@dtlab/tensor/meter').OpFigures[];
+  regions: import('@dtlab/tensor/meter').RegionFigures[];
+  streams: import('@dtlab/tensor/meter').StreamFigures[];
+  /** Device memory; marks include the trusted flag (see `markKey`). */
+  memory: import('@dtlab/tensor/meter').MemoryFigures;
+  /** The timeline (launches with `timeline: true`). */
+  timeline?: import('@dtlab/tensor/meter').Timeline;
 }

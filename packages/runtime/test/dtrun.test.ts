@@ -41,6 +41,33 @@ describe('dtrun', () => {
     }
   });
 
+  it('--device and --profile print the device table after the run; --trace writes a Chrome trace that keeps dtrun\'s fields', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dtrun-test-'));
+    const trace = join(dir, 'ring-trace.json');
+    try {
+      const r = await dtrun(['-n', '2', '--device', 'course', '--profile', '--trace', trace, 'examples/ring.ts']);
+
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^device course: 10\.00 GFLOP\/s float32, 5\.00 GFLOP\/s float64, 80\.00 GB\/s memory bandwidth, 64\.0 MiB$/m);
+      expect(r.stdout).toMatch(/^rank 1 · virtual time [\d.]+ µs: compute /m);
+      const written = JSON.parse(readFileSync(trace, 'utf8')) as { traceEvents: { ph: string; cat?: string }[]; worldSize: number; trace: unknown[]; stats: unknown[] };
+      expect(written.worldSize).toBe(2);
+      expect(written.trace).toHaveLength(4);
+      expect(written.stats).toHaveLength(2);
+      expect(written.traceEvents.filter((e) => e.ph === 'X' && e.cat === 'message')).toHaveLength(8);
+      expect(written.traceEvents.some((e) => e.cat === 'op')).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses an unknown device with the list of presets and exit 2', async () => {
+    const r = await dtrun(['-n', '2', '--device', 'tpu-v9', 'examples/ring.ts']);
+
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^dtrun: unknown device "tpu-v9"; presets are course, a100-40gb, a100-80gb, h100-80gb, v100-32gb, t4\nusage: /);
+  });
+
   it("exits 1 when a rank fails, after the ranks' output, with one line per failed rank", async () => {
     const r = await dtrun(['-n', '2', 'test/programs/dtrun-fails.ts']);
 

@@ -24,6 +24,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { loadTfjs } from './tfjs.ts';
 import { TorchPeer, b64 } from './torch.ts';
 import { benchKernels, printTargets } from './kernel.ts';
+import { benchMetering, printMetering } from './metering.ts';
 import { type Tensor, nn, noGrad, optim, randn, Generator } from '../src/index.ts';
 
 const quick = process.argv.includes('--quick');
@@ -280,6 +281,7 @@ async function main(): Promise<void> {
   console.log('\nratio: dtlab/peer for GFLOP/s, peer_ms/dtlab_ms (speedup) for ms/step; above 1x is dtlab faster.');
   console.log('torch check: max|diff| of the product from dtlab\'s, |loss diff| over the first two steps.\n');
   printTargets(rows, benchKernels(quick));
+  printMetering(benchMetering(quick, SEED));
   if (failed) {
     console.error('\nbench: a correctness check failed (see the check column): dtlab and tfjs disagree.');
     process.exit(1);

@@ -7,6 +7,7 @@ import { ShapeError, fmtShape } from './errors.ts';
 import { checkShape, numelOf } from './shape.ts';
 import { Generator } from './random.ts';
 import { Tensor, type TensorOptions } from './tensor.ts';
+import { charge } from './meter/charge.ts';
 
 /** Nested arrays of numbers, as accepted by `tensor()`. */
 export type NestedArray = number | readonly NestedArray[];
@@ -21,6 +22,11 @@ function finish(data: TypedArray, shape: readonly number[], opts: TensorOptions 
   const t = Tensor._fromData(data, shape);
   if (opts.requiresGrad) t.requiresGrad = true;
   return t;
+}
+
+/** Charges writing `n` elements of `dtype` (and `flops`): what making a tensor costs on the device. */
+function chargeFill(kind: string, n: number, dtype: DType, flops = 0): void {
+  charge(kind, flops, n * (dtype === 'float64' ? 8 : 4), dtype);
 }
 
 function inferNestedShape(data: NestedArray): number[] {
@@ -46,11 +52,13 @@ export function tensor(data: NestedArray | TypedArray, opts: TensorDataOptions =
   let out: TypedArray;
   if (isTyped) {
     shape = [data.length];
-    out = allocate(dtype, data.length);
+    chargeFill('tensor', data.length, dtype);
+    out = allocate(dtype, data.length, shape);
     out.set(data);
   } else {
     shape = inferNestedShape(data);
-    out = allocate(dtype, numelOf(shape));
+    chargeFill('tensor', numelOf(shape), dtype);
+    out = allocate(dtype, numelOf(shape), shape);
     let pos = 0;
     const fill = (x: NestedArray, dim: number, path: number[]): void => {
       if (dim === shape.length) {
@@ -78,7 +86,9 @@ export function tensor(data: NestedArray | TypedArray, opts: TensorDataOptions =
 /** A tensor of `shape` filled with `value`. */
 export function full(shape: readonly number[], value: number, opts: TensorOptions = {}): Tensor {
   const s = checkShape('full', shape);
-  return finish(allocate(opts.dtype ?? 'float32', numelOf(s)).fill(value), s, opts);
+  const dtype = opts.dtype ?? 'float32';
+  chargeFill('full', numelOf(s), dtype);
+  return finish(allocate(dtype, numelOf(s), s).fill(value), s, opts);
 }
 
 /** A tensor of `shape` filled with zeros. */
@@ -99,7 +109,8 @@ export function zerosLike(t: Tensor, opts: TensorOptions = {}): Tensor {
 /** `[0, 1, ..., n-1]`. */
 export function arange(n: number, opts: TensorOptions = {}): Tensor {
   if (!Number.isInteger(n) || n < 0) throw new RangeError(`arange: n must be a non-negative integer, got ${n}`);
-  const data = allocate(opts.dtype ?? 'float32', n);
+  chargeFill('arange', n, opts.dtype ?? 'float32', n);
+  const data = allocate(opts.dtype ?? 'float32', n, [n]);
   for (let i = 0; i < n; i++) data[i] = i;
   return finish(data, [n], opts);
 }
@@ -122,7 +133,8 @@ function generatorFor(op: string, opts: RandomOptions): Generator {
 export function randn(shape: readonly number[], opts: RandomOptions): Tensor {
   const s = checkShape('randn', shape);
   const gen = generatorFor('randn', opts);
-  const data = allocate(opts.dtype ?? 'float32', numelOf(s));
+  chargeFill('randn', numelOf(s), opts.dtype ?? 'float32', numelOf(s));
+  const data = allocate(opts.dtype ?? 'float32', numelOf(s), s);
   for (let i = 0; i < data.length; i++) data[i] = gen.normal();
   return finish(data, s, opts);
 }
@@ -132,7 +144,8 @@ export function rand(shape: readonly number[], opts: RandomOptions): Tensor {
   const s = checkShape('rand', shape);
   const gen = generatorFor('rand', opts);
   const dtype: DType = opts.dtype ?? 'float32';
-  const data = allocate(dtype, numelOf(s));
+  chargeFill('rand', numelOf(s), dtype, numelOf(s));
+  const data = allocate(dtype, numelOf(s), s);
   // float32 takes 24 random bits so that rounding can never produce 1.0.
   for (let i = 0; i < data.length; i++) data[i] = dtype === 'float32' ? (gen.nextUint32() >>> 8) / 16777216 : gen.uniform();
   return finish(data, s, opts);

@@ -2,14 +2,21 @@
  * Element types. dtlab has two: `float32` (the default, as in torch) and
  * `float64` (used by `gradcheck` and wherever a reference must be exact).
  */
+import { allocateMetered } from './meter/allocation.ts';
+
+/** An element type. */
 export type DType = 'float32' | 'float64';
 
 /** The storage behind a tensor of either dtype. */
 export type TypedArray = Float32Array | Float64Array;
 
-/** Allocates zero-filled storage of `n` elements. */
-export function allocate(dtype: DType, n: number): TypedArray {
-  return dtype === 'float64' ? new Float64Array(n) : new Float32Array(n);
+/**
+ * Allocates zero-filled storage of `n` elements (of `shape`, for reports).
+ * On a rank with a virtual device the storage is counted on its memory,
+ * and an allocation past its capacity throws an out-of-memory error.
+ */
+export function allocate(dtype: DType, n: number, shape?: readonly number[]): TypedArray {
+  return allocateMetered(dtype, n, shape);
 }
 
 /** The dtype that a typed array stores. */

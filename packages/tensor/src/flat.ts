@@ -10,11 +10,14 @@ import { Storage } from './storage.ts';
 import { Tensor } from './tensor.ts';
 import { copyStrided } from './kernels/strided.ts';
 import { viewOf } from './ops/record.ts';
+import { chargeCopy } from './meter/charge.ts';
 
 /** Copies `tensors` end to end into a new 1-D tensor (outside the autograd graph). */
 export function flattenTensors(tensors: readonly Tensor[], dtype?: DType): Tensor {
   const dt = dtype ?? (tensors.length ? tensors.map((t) => t.dtype).reduce(promoteTypes) : 'float32');
-  const out = allocate(dt, tensors.reduce((n, t) => n + t.numel, 0));
+  const total = tensors.reduce((n, t) => n + t.numel, 0);
+  chargeCopy('flatten', total, dt);
+  const out = allocate(dt, total, [total]);
   let at = 0;
   for (const t of tensors) {
     copyStrided(out, at, t.shape, viewOf(t));

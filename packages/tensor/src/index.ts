@@ -15,6 +15,7 @@ export { broadcastShapes, numelOf } from './shape.ts';
 export * as nn from './nn/index.ts';
 export * as optim from './optim/index.ts';
 export * as testing from './testing/index.ts';
+export * as autograd from './autograd/index.ts';
 
 import { Tensor } from './tensor.ts';
 /** Concatenates tensors along `dim` (same as `Tensor.cat`). */

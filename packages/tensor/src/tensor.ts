@@ -11,7 +11,7 @@ import { AutogradError, fmtShape } from './errors.ts';
 import { contiguousStrides, numelOf } from './shape.ts';
 import { Storage } from './storage.ts';
 import type { Node } from './autograd/node.ts';
-import { backward as runBackward } from './autograd/engine.ts';
+import { backward as runBackward, backwardAsync as runBackwardAsync } from './autograd/engine.ts';
 import { copyStrided } from './kernels/strided.ts';
 import * as pw from './ops/pointwise.ts';
 import * as rd from './ops/reduce.ts';
@@ -19,15 +19,23 @@ import * as mv from './ops/movement.ts';
 import * as ip from './ops/inplace.ts';
 import { matmul } from './ops/matmul.ts';
 import { formatTensor } from './format.ts';
+import { labelStorage } from './meter/allocation.ts';
 
 /** A tensor operand: another tensor or a plain number (a scalar of the other operand's dtype). */
 export type TensorLike = Tensor | number;
 
-/** A hook on a tensor's gradient; may return a replacement gradient. */
-export type GradHook = (grad: Tensor) => Tensor | void;
+/**
+ * A hook on a tensor's gradient; may return a replacement gradient (or a
+ * promise of one, which only `backwardAsync` waits for).
+ */
+export type GradHook = (grad: Tensor) => Tensor | void | Promise<Tensor | void>;
 
-/** A hook called on a leaf after its `.grad` has been updated for this backward pass. */
-export type PostAccumulateGradHook = (tensor: Tensor) => void;
+/**
+ * A hook called on a leaf after its `.grad` has been updated for this
+ * backward pass. If it returns a promise, `backwardAsync` waits for it before
+ * going on; `backward` leaves it running.
+ */
+export type PostAccumulateGradHook = (tensor: Tensor) => void | Promise<void>;
 
 /** Options for creating a tensor. */
 export interface TensorOptions {
@@ -46,13 +54,13 @@ export class Tensor {
   readonly strides: readonly number[];
   /** Position of element `[0, 0, ...]` in storage. */
   readonly offset: number;
-  /** Gradient accumulated by `backward()`, or null before the first backward. */
-  grad: Tensor | null = null;
   /** Optional name, used in error messages (nn sets it to the parameter's name). */
   name: string | undefined;
 
   /** @internal The flat buffer this tensor views. */
   _storage: Storage;
+  /** @internal See `grad`. */
+  _grad: Tensor | null = null;
   /** @internal The op that produced this tensor; null for leaves. */
   _node: Node | null = null;
   /** @internal */
@@ -75,6 +83,16 @@ export class Tensor {
   /** @internal A new contiguous tensor owning `data`. */
   static _fromData(data: TypedArray, shape: readonly number[]): Tensor {
     return new Tensor(new Storage(data), shape);
+  }
+
+  /** Gradient accumulated by `backward()`, or null before the first backward. */
+  get grad(): Tensor | null {
+    return this._grad;
+  }
+  set grad(g: Tensor | null) {
+    // On a virtual device the memory report shows gradients as such.
+    if (g) labelStorage(g._storage.data.buffer, 'grad');
+    this._grad = g;
   }
 
   /** Element type: 'float32' or 'float64'. */
@@ -109,6 +127,8 @@ export class Tensor {
     if (!this.isLeaf && !v) {
       throw new AutogradError('requiresGrad', 'only a leaf tensor can stop requiring grad; use detach() to get a tensor outside the graph');
     }
+    // A leaf that requires grad is a parameter: so the memory report names it.
+    if (v && this.isLeaf) labelStorage(this._storage.data.buffer, 'parameter');
     this._requiresGrad = v;
   }
   /** Name of the op that produced this tensor, or null for a leaf. */
@@ -264,6 +284,12 @@ export class Tensor {
    * needs `gradient`, the vector in the vector-Jacobian product.
    */
   backward(gradient?: Tensor): void { runBackward(this, gradient); }
+  /**
+   * `backward`, for graphs with asynchronous steps: custom functions whose
+   * backward communicates (tensor parallelism), or hooks that return
+   * promises. Each is awaited in graph order. Works for any graph.
+   */
+  backwardAsync(gradient?: Tensor): Promise<void> { return runBackwardAsync(this, gradient); }
   /**
    * Calls `hook(grad)` once this tensor's gradient for the current backward
    * pass is complete. If the hook returns a tensor, it replaces the gradient.

@@ -144,8 +144,10 @@ export async function buildWorkerBundle(spec: WorkerBundleSpec): Promise<WorkerB
   const outside: Esbuild.Plugin = {
     name: 'dtlab-outside',
     setup(b) {
+      // A listed package's own entry points (@dtlab/tensor/meter, which the runtime imports) are in too.
+      const inside = (p: string) => listed.has(p) || [...listed].some((name) => p.startsWith(`${name}/`));
       b.onResolve({ filter: /^[^./]/ }, (args) => {
-        if (isAbsolute(args.path) || listed.has(args.path)) return undefined;
+        if (isAbsolute(args.path) || inside(args.path)) return undefined;
         if (args.path.startsWith('node:') || builtinModules.includes(args.path)) return { path: args.path, external: true };
         try {
           return { path: createRequire(join(args.resolveDir, 'importer.js')).resolve(args.path), external: true };

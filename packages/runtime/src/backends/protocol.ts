@@ -8,6 +8,8 @@ import type { Payload } from '../fabric.ts';
 import type { ErrorRecord } from '../wire.ts';
 import type { Fault } from '../types.ts';
 import type { CollectiveCall } from '../errors.ts';
+import type { MemoryMark } from '@dtlab/tensor/meter';
+import type { RankDeviceOptions, RankDeviceReport } from '../device/rank-runtime.ts';
 
 /** What a rank needs to run its program in one launch. */
 export interface WorkerInit {
@@ -18,26 +20,29 @@ export interface WorkerInit {
   args: unknown;
   seed: number;
   faults: Fault[];
+  /** The rank's device (null: compute is free and memory not counted), timeline and mark key. */
+  device: RankDeviceOptions;
 }
 
 /** Rank worker to launcher (all but 'ready' carry `launch`). */
 export type FromRank =
   | { t: 'ready' }
   | ({ launch: number } & (
-      | { t: 'send'; dst: number; tag: number; payload: Payload }
-      | { t: 'post'; id: number; src: number; tag: number; expect?: { numel: number; dtype: DType } | undefined }
-      | { t: 'wait'; id: number }
-      | { t: 'barrier'; id: number }
+      | { t: 'send'; dst: number; tag: number; payload: Payload; vt: number }
+      | { t: 'post'; id: number; src: number; tag: number; expect?: { numel: number; dtype: DType } | undefined; vt: number }
+      | { t: 'wait'; id: number; vt: number }
+      | { t: 'barrier'; id: number; vt: number }
       | { t: 'announce'; index: number; call: CollectiveCall }
+      | { t: 'mark'; mark: MemoryMark }
       | { t: 'idle' }
-      | { t: 'done'; value: unknown }
-      | { t: 'fail'; error: ErrorRecord }
+      | { t: 'done'; value: unknown; device: RankDeviceReport }
+      | { t: 'fail'; error: ErrorRecord; device: RankDeviceReport }
     ));
 
 /** Launcher to rank worker. */
 export type ToRank =
   | { t: 'run'; launch: number; init: WorkerInit }
-  | { t: 'complete'; launch: number; id: number; payload?: Payload | undefined; error?: ErrorRecord | undefined; vtUs: number }
+  | { t: 'complete'; launch: number; id: number; payload?: Payload | undefined; error?: ErrorRecord | undefined; vtUs: number; readyUs: number }
   | { t: 'peerFailed'; launch: number; rank: number; root: number; message: string };
 
 /** Written to a rank's stdout and stderr when its program has ended, so the launcher knows it has all the output. */

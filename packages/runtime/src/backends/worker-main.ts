@@ -6,8 +6,12 @@
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { createRequire } from 'node:module';
-import { createComm, type Comm, type CommControl, type Transport } from '../comm.ts';
+import { installAllocationHooks } from '@dtlab/tensor/meter';
+import { createComm, notePeerFailed, pendingWaits, type Comm } from '../comm.ts';
 import { decodeError, decodeValue, encodeError, encodeValue } from '../wire.ts';
+import { RankRuntime } from '../device/rank-runtime.ts';
+import { rankScope } from '../device/scope.ts';
+import { cleanupRegistry, fullCollection, setDeterministicFlags } from '../device/collect.ts';
 import { endMarker, type FromRank, type ToRank, type WorkerInit } from './protocol.ts';
 
 // Imported outside a worker (the grader does, to compile it ahead), this module does nothing.
@@ -16,14 +20,24 @@ const port = (workerData as { port?: MessagePort } | null)?.port ?? null;
 const requireModule = createRequire(import.meta.url);
 // Kept now: a worker that runs untrusted code loses the `process` global before its first launch (precompiled-loader.cjs, confine).
 const { stdout, stderr } = process;
-let current: { launch: number; comm: Comm; control: CommControl } | null = null;
+let current: { launch: number; comm: Comm; rt: RankRuntime } | null = null;
+
+// The device's allocation hooks and forced collection are set up before any rank code runs here
+// (and before a confined worker freezes the globals: the wrappers are what gets frozen).
+if (port) {
+  setDeterministicFlags();
+  fullCollection();
+  cleanupRegistry();
+  rankScope();
+  installAllocationHooks();
+}
 
 port?.on('message', (m: ToRank) => {
   if (m.t === 'run') return void run(m.launch, m.init);
   // Anything addressed to an earlier launch is stale.
   if (!current || m.launch !== current.launch) return;
-  if (m.t === 'complete') current.control.complete(m.id, { payload: m.payload, error: m.error ? decodeError(m.error) : undefined, vtUs: m.vtUs });
-  else if (m.t === 'peerFailed') current.control.peerFailed(m.rank, m.root, m.message);
+  if (m.t === 'complete') current.rt.arrive(m.id, { payload: m.payload, error: m.error ? decodeError(m.error) : undefined, vtUs: m.vtUs, readyUs: m.readyUs });
+  else if (m.t === 'peerFailed') notePeerFailed(current.comm, m.rank, m.root, m.message);
 });
 
 function run(launch: number, init: WorkerInit): void {
@@ -36,46 +50,62 @@ function run(launch: number, init: WorkerInit): void {
     idleScheduled = true;
     setImmediate(() => {
       idleScheduled = false;
-      if (current?.comm === comm && control.pendingWaits() > 0) post({ t: 'idle', launch });
+      if (current?.comm === comm && pendingWaits(comm) > 0) post({ t: 'idle', launch });
     });
   };
-  const transport: Transport = {
-    send: (dst, tag, payload) => post({ t: 'send', launch, dst, tag, payload }, [payload.buffer]),
-    post: (id, src, tag, expect) => post({ t: 'post', launch, id, src, tag, expect }),
-    wait: (id) => {
-      post({ t: 'wait', launch, id });
-      scheduleIdle();
+  // Every call carries the virtual time the runtime read from the rank's meter (never one the caller gives).
+  const rt = new RankRuntime(
+    init.rank,
+    {
+      send: (dst, tag, payload, vt) => post({ t: 'send', launch, dst, tag, payload, vt }, [payload.buffer]),
+      post: (id, src, tag, expect, vt) => post({ t: 'post', launch, id, src, tag, expect, vt }),
+      wait: (id, vt) => {
+        post({ t: 'wait', launch, id, vt });
+        scheduleIdle();
+      },
+      announce: (index, call) => post({ t: 'announce', launch, index, call }),
+      barrier: (id, vt) => {
+        post({ t: 'barrier', launch, id, vt });
+        scheduleIdle();
+      },
+      mark: (mark) => post({ t: 'mark', launch, mark }),
     },
-    announce: (index, call) => post({ t: 'announce', launch, index, call }),
-    barrier: (id) => {
-      post({ t: 'barrier', launch, id });
-      scheduleIdle();
-    },
-  };
-  const { comm, control } = createComm(init.rank, init.worldSize, transport, init.seed, init.faults);
-  current = { launch, comm, control };
+    init.device,
+    { gc: fullCollection(), registry: cleanupRegistry() },
+  );
+  const comm = createComm(init.rank, init.worldSize, rt.transport(), init.seed, init.faults, rt);
+  rt.attach(comm);
+  current = { launch, comm, rt };
+  // Code that reaches this thread outside any async context is this rank's.
+  rankScope().fallback = rt.rootContext;
   const end = (m: FromRank, transfer: ArrayBuffer[] = []) => {
     stdout.write(endMarker(launch));
     stderr.write(endMarker(launch));
     post(m, transfer);
-    if (current?.launch === launch) current = null;
+    if (current?.launch === launch) {
+      current = null;
+      rankScope().fallback = undefined;
+    }
   };
-  main(init, comm).then(
-    (value) => {
-      const transfer: ArrayBuffer[] = [];
-      let encoded: unknown;
-      try {
-        encoded = encodeValue(value, transfer);
-        end({ t: 'done', launch, value: encoded }, transfer);
-      } catch (e) {
-        end({ t: 'fail', launch, error: encodeError(e) });
-      }
-    },
-    (e: unknown) => end({ t: 'fail', launch, error: encodeError(e) }),
+  rt.run(() => main(init, comm, rt)).then(
+    (value) =>
+      // The last memory point starts a fresh job, with nothing of the program's last one in the way.
+      setImmediate(() => {
+        const device = rt.finish();
+        const transfer: ArrayBuffer[] = [];
+        let encoded: unknown;
+        try {
+          encoded = encodeValue(value, transfer);
+          end({ t: 'done', launch, value: encoded, device }, transfer);
+        } catch (e) {
+          end({ t: 'fail', launch, error: encodeError(e), device });
+        }
+      }),
+    (e: unknown) => end({ t: 'fail', launch, error: encodeError(e), device: rt.report() }),
   );
 }
 
-async function main(init: WorkerInit, comm: Comm): Promise<unknown> {
+async function main(init: WorkerInit, comm: Comm, rt: RankRuntime): Promise<unknown> {
   // Through the require hook that loaded this module (tsx's, or precompiled-loader.cjs: see pool.ts), as CommonJS.
   let mod: Record<string, unknown>;
   try {
@@ -92,7 +122,12 @@ async function main(init: WorkerInit, comm: Comm): Promise<unknown> {
     const names = Object.keys(mod).filter((k) => typeof mod[k] === 'function');
     throw new TypeError(`${init.module} has no exported function '${init.exportName}'; its exported functions are: ${names.join(', ') || '(none)'}`);
   }
-  return fn(comm, ...(decodeValue(init.args) as unknown[]));
+  // Loading ran in the rank's context, so what the modules allocated and keep is counted; the loader's garbage is not.
+  await new Promise((r) => setImmediate(r));
+  rt.programStarts();
+  const args = decodeValue(init.args) as unknown[];
+  rt.adoptArgs(args);
+  return fn(comm, ...args);
 }
 
 parentPort?.postMessage({ t: 'ready' } satisfies FromRank);

@@ -31,6 +31,9 @@ import { RankOutput } from './output.ts';
 import { WorkerPool, type RankWorker } from './pool.ts';
 import type { FromRank, ToRank } from './protocol.ts';
 import type { LaunchResult, LaunchSpec, ProgramRef } from '../types.ts';
+import type { DeviceModel, MemoryMark } from '@dtlab/tensor/meter';
+import type { RankDeviceReport } from '../device/rank-runtime.ts';
+import { deviceReport } from '../device/report.ts';
 
 const RSS_POLL_MS = 100;
 // What a rank worker costs before its program allocates anything (a V8
@@ -41,8 +44,17 @@ type Spec = Required<Pick<LaunchSpec, 'worldSize' | 'timeoutMs' | 'seed' | 'memo
 
 let nextLaunch = 1;
 
-/** Runs the program module on `spec.worldSize` worker threads. */
-export async function runWorkers(spec: Spec, program: ProgramRef): Promise<LaunchResult> {
+/**
+ * A virtual time a worker reported: only its runtime sends one, but a rank
+ * that bypasses its Comm could post anything, and a time that is not a
+ * finite non-negative number must not reach the clock.
+ */
+function vtOf(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
+}
+
+/** Runs the program module on `spec.worldSize` worker threads, each with `device` (or none). */
+export async function runWorkers(spec: Spec, program: ProgramRef, device: DeviceModel | null = null): Promise<LaunchResult> {
   const started = Date.now();
   const n = spec.worldSize;
   const launch = nextLaunch++;
@@ -68,7 +80,7 @@ export async function runWorkers(spec: Spec, program: ProgramRef): Promise<Launc
     { worldSize: n, cost: spec.cost, faults: spec.faults, commTimeoutMs: spec.commTimeoutMs, waitingMeansIdle: false },
     {
       complete: (rank, id, c) =>
-        send(rank, { t: 'complete', launch, id, payload: c.payload, error: c.error ? encodeError(c.error) : undefined, vtUs: c.vtUs }, c.payload ? [c.payload.buffer] : []),
+        send(rank, { t: 'complete', launch, id, payload: c.payload, error: c.error ? encodeError(c.error) : undefined, vtUs: c.vtUs, readyUs: c.readyUs }, c.payload ? [c.payload.buffer] : []),
       peerFailed: (rank, failed, root, message) => send(rank, { t: 'peerFailed', launch, rank: failed, root, message }),
       deadlock: () => {},
     },
@@ -80,9 +92,12 @@ export async function runWorkers(spec: Spec, program: ProgramRef): Promise<Launc
     void workers[rank]!.worker.terminate();
   };
   const outputs = workers.map((w, rank) => new RankOutput(rank, spec.output ?? 'prefix', spec.outputLimitBytes ?? 1 << 20, w.worker, launch));
-  const fail = (rank: number, status: 'error' | 'killed', error: Error, terminate: boolean) => {
+  // What each rank's runtime reports about its device: its marks as they come, its figures when its program ends.
+  const reports: (RankDeviceReport | undefined)[] = new Array(n).fill(undefined);
+  const marks: MemoryMark[][] = Array.from({ length: n }, () => []);
+  const fail = (rank: number, status: 'error' | 'killed', error: Error, terminate: boolean, vtUs?: number) => {
     if (outcomes.settle({ rank, status, error })) {
-      fabric.fail(rank, error as Error & { failedRank?: number });
+      fabric.fail(rank, error as Error & { failedRank?: number }, vtUs);
       if (terminate) stop(rank);
     }
   };
@@ -135,17 +150,20 @@ export async function runWorkers(spec: Spec, program: ProgramRef): Promise<Launc
     };
     const handle = (m: Exclude<FromRank, { t: 'ready' }>) => {
       switch (m.t) {
-        case 'send': return fabric.send(rank, m.dst, m.tag, m.payload);
-        case 'post': return fabric.post(rank, m.id, m.src, m.tag, m.expect);
-        case 'wait': return fabric.wait(rank, m.id);
-        case 'barrier': return fabric.barrier(rank, m.id);
+        case 'send': return fabric.send(rank, m.dst, m.tag, m.payload, vtOf(m.vt));
+        case 'post': return fabric.post(rank, m.id, m.src, m.tag, m.expect, vtOf(m.vt));
+        case 'wait': return fabric.wait(rank, m.id, vtOf(m.vt));
+        case 'barrier': return fabric.barrier(rank, m.id, vtOf(m.vt));
         case 'announce': return fabric.announce(rank, m.index, m.call);
+        case 'mark': return void marks[rank]!.push(m.mark);
         case 'idle': return fabric.reportIdle(rank);
         case 'done':
-          if (outcomes.settle({ rank, status: 'ok', value: decodeValue(m.value) })) fabric.finish(rank);
+          reports[rank] ??= m.device;
+          if (outcomes.settle({ rank, status: 'ok', value: decodeValue(m.value) })) fabric.finish(rank, vtOf(m.device?.figures?.endUs));
           return;
         case 'fail':
-          return fail(rank, 'error', decodeError(m.error), false);
+          reports[rank] ??= m.device;
+          return fail(rank, 'error', decodeError(m.error), false, vtOf(m.device?.figures?.endUs));
       }
     };
     const onError = (e: Error & { code?: string }) => {
@@ -175,7 +193,11 @@ export async function runWorkers(spec: Spec, program: ProgramRef): Promise<Launc
   const args = encodeValue(spec.args ?? []);
   const modulePath = resolve(program.module);
   workers.forEach((w, rank) =>
-    w.post({ t: 'run', launch, init: { rank, worldSize: n, module: modulePath, exportName: program.export ?? 'default', args, seed: spec.seed, faults: spec.faults ?? [] } }),
+    w.post({
+      t: 'run',
+      launch,
+      init: { rank, worldSize: n, module: modulePath, exportName: program.export ?? 'default', args, seed: spec.seed, faults: spec.faults ?? [], device: { device, timeline: spec.timeline === true, markKey: spec.markKey, peakTolerance: spec.peakTolerance } },
+    }),
   );
 
   // Typed arrays live outside the JavaScript heap, so the heap limit does not
@@ -205,5 +227,8 @@ export async function runWorkers(spec: Spec, program: ProgramRef): Promise<Launc
   await Promise.all(workers.map((w, rank) => pool.release(w, !spoiled.has(rank))));
   if (ownPool) await pool.close();
   const ranks = outcomes.all(fabric).map((o) => ({ ...o, ...outputs[o.rank]!.captured() }));
-  return { ranks, trace: fabric.trace, stats: fabric.rankStats(), deadlock: fabric.deadlockError, wallMs: Date.now() - started, ok: ranks.every((r) => r.status === 'ok') };
+  const stats = fabric.rankStats();
+  const result: LaunchResult = { ranks, trace: fabric.trace, stats, deadlock: fabric.deadlockError, wallMs: Date.now() - started, ok: ranks.every((r) => r.status === 'ok') };
+  if (device) result.device = deviceReport(device, reports, marks, fabric.trace, fabric.barriers, stats.map((s) => s.vtUs));
+  return result;
 }

@@ -50,9 +50,17 @@ export class GradContext {
   }
 }
 
-/** An edge of the graph: the op's name, its inputs, and the context for its rule. */
+/** The gradients of a node's inputs, or a promise of them (a custom function whose backward communicates). */
+export type InputGrads = (Tensor | null)[] | Promise<(Tensor | null)[]>;
+
+/**
+ * An edge of the graph: the op's name, its inputs, and the context for its
+ * rule. A built-in op's rule is looked up in `gradRules` by name; a custom
+ * function (function.ts) brings its own `backward`.
+ */
 export interface Node {
   readonly op: string;
   readonly inputs: readonly Tensor[];
-  readonly ctx: GradContext;
+  readonly ctx: GradContext | null;
+  readonly backward?: (g: Tensor, needs: readonly boolean[]) => InputGrads;
 }

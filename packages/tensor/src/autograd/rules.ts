@@ -24,16 +24,16 @@ export const gradRules: Record<string, GradRule> = {
   // (a^0 is constant, though a^(b-1) is infinite at a = 0) and d/db is 0 where a = 0 and b >= 0
   // (0^b is constant there, though ln 0 = -inf): without this, 0·inf puts NaN in the gradient.
   pow: (g, c, needs) => [
-    needs[0] ? g.mul(mapBinaryNoGrad(c.input(0), c.input(1), (a, b) => (b === 0 ? 0 : b * a ** (b - 1)))) : null,
-    needs[1] ? g.mul(mapBinaryNoGrad(c.input(0), c.input(1), (a, b) => (a === 0 && b >= 0 ? 0 : a ** b * Math.log(a)))) : null,
+    needs[0] ? g.mul(mapBinaryNoGrad(c.input(0), c.input(1), (a, b) => (b === 0 ? 0 : b * a ** (b - 1)), 'pow backward')) : null,
+    needs[1] ? g.mul(mapBinaryNoGrad(c.input(0), c.input(1), (a, b) => (a === 0 && b >= 0 ? 0 : a ** b * Math.log(a)), 'pow backward')) : null,
   ],
   neg: (g) => [g.neg()],
   exp: (g, c) => [g.mul(c.output())],
   log: (g, c) => [g.div(c.input(0))],
   sqrt: (g, c) => [g.div(c.output().mul(2))],
-  tanh: (g, c) => [g.mul(mapNoGrad(c.output(), (y) => 1 - y * y))],
-  relu: (g, c) => [g.mul(mapNoGrad(c.input(0), (x) => (x > 0 ? 1 : 0)))],
-  sigmoid: (g, c) => [g.mul(mapNoGrad(c.output(), (y) => y * (1 - y)))],
+  tanh: (g, c) => [g.mul(mapNoGrad(c.output(), (y) => 1 - y * y, 'tanh backward'))],
+  relu: (g, c) => [g.mul(mapNoGrad(c.input(0), (x) => (x > 0 ? 1 : 0), 'relu backward'))],
+  sigmoid: (g, c) => [g.mul(mapNoGrad(c.output(), (y) => y * (1 - y), 'sigmoid backward'))],
   cast: (g, c) => [g.to(c.opts.dtype as Tensor['dtype'])],
   // NOTE: a reduction's gradient is the output gradient repeated over the reduced dims.
   sum: (g, c) => [g.reshape(c.opts.keepShape as number[]).expand([...c.inputShape(0)])],

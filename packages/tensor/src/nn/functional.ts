@@ -4,7 +4,8 @@
 import { Tensor } from '../tensor.ts';
 import { ShapeError, fmtShape } from '../errors.ts';
 import { sameShape } from '../shape.ts';
-import { allocate } from '../dtype.ts';
+import { allocate, bytesPerElement } from '../dtype.ts';
+import { charge } from '../meter/charge.ts';
 
 /** Mean squared error `mean((input - target)²)`. */
 export function mseLoss(input: Tensor, target: Tensor): Tensor {
@@ -38,7 +39,9 @@ export function crossEntropy(logits: Tensor, target: Tensor | readonly number[])
   const [B, C] = logits.shape as [number, number];
   const labels = target instanceof Tensor ? target.toArray() : [...target];
   if (labels.length !== B) throw new ShapeError('crossEntropy', [logits.shape], `expected ${B} targets (one per row), got ${labels.length}`);
-  const onehot = allocate(logits.dtype, B * C);
+  // Making the one-hot mask writes B·C elements.
+  charge('one_hot', 0, B * C * bytesPerElement(logits.dtype), logits.dtype);
+  const onehot = allocate(logits.dtype, B * C, [B, C]);
   labels.forEach((c, i) => {
     if (!Number.isInteger(c) || c < 0 || c >= C) throw new RangeError(`crossEntropy: target ${i} is ${c}, expected a class index in [0, ${C})`);
     onehot[i * C + c] = 1;

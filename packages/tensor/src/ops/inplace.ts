@@ -10,6 +10,8 @@ import { allocate } from '../dtype.ts';
 import { mapBinary, scatterStrided } from '../kernels/strided.ts';
 import { isGradEnabled } from '../autograd/grad-mode.ts';
 import { asTensor, viewOf } from './record.ts';
+import { charge, chargeCopy, chargeElementwise } from '../meter/charge.ts';
+import { releaseStorage } from '../meter/allocation.ts';
 
 /** Refuses an in-place write that autograd could not account for. */
 function checkInplace(op: string, t: Tensor, other?: Tensor): void {
@@ -32,6 +34,8 @@ function writeBinary(op: string, t: Tensor, otherLike: TensorLike, f: (x: number
   if (!sameShape(shape, t.shape)) {
     throw new ShapeError(op, [t.shape, other.shape], `cannot write a result of shape ${fmtShape(shape)} into a tensor of shape ${fmtShape(t.shape)} in place`);
   }
+  if (op === 'copy_') chargeCopy(op, t.numel, other.dtype, t.dtype);
+  else chargeElementwise(op, t.numel, t.numel + other.numel, t.dtype);
   const td = t._storage.data;
   const od = other._storage.data;
   const aliased = other._storage === t._storage && other.offset !== t.offset;
@@ -43,6 +47,7 @@ function writeBinary(op: string, t: Tensor, otherLike: TensorLike, f: (x: number
     const tmp = allocate(t.dtype, t.numel);
     mapBinary(tmp, shape, viewOf(t), viewOf(other, shape), f);
     scatterStrided(viewOf(t), t.shape, tmp);
+    releaseStorage(tmp.buffer);
   }
   t._storage.version++;
   return t;
@@ -65,6 +70,7 @@ export function copy_<T extends Tensor>(t: T, src: TensorLike): T {
   // The common case, a dense copy between same-shaped tensors, is one block copy.
   if (src instanceof Tensor && src._storage !== t._storage && sameShape(src.shape, t.shape) && src.isContiguous() && t.isContiguous()) {
     checkInplace('copy_', t, src);
+    chargeCopy('copy_', t.numel, src.dtype, t.dtype);
     t._storage.data.set(src._storage.data.subarray(src.offset, src.offset + src.numel), t.offset);
     t._storage.version++;
     return t;
@@ -74,8 +80,14 @@ export function copy_<T extends Tensor>(t: T, src: TensorLike): T {
 /** Every element of `t` set to `value`. */
 export function fill_<T extends Tensor>(t: T, value: number): T {
   checkInplace('fill_', t);
+  // Writes every element once.
+  charge('fill_', 0, t.numel * (t.dtype === 'float64' ? 8 : 4), t.dtype);
   if (t.isContiguous()) t._storage.data.fill(value, t.offset, t.offset + t.numel);
-  else scatterStrided(viewOf(t), t.shape, allocate(t.dtype, t.numel).fill(value));
+  else {
+    const tmp = allocate(t.dtype, t.numel).fill(value);
+    scatterStrided(viewOf(t), t.shape, tmp);
+    releaseStorage(tmp.buffer);
+  }
   t._storage.version++;
   return t;
 }

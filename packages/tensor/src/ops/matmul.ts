@@ -11,6 +11,8 @@ import { type BatchView, bmmKernel } from '../kernels/matmul.ts';
 import { record } from './record.ts';
 import { cast } from './pointwise.ts';
 import { expand, reshape, squeeze, unsqueeze } from './movement.ts';
+import { chargeMatmul } from '../meter/charge.ts';
+import { untracked } from '../meter/allocation.ts';
 
 /** The 3-D `t` as a batch of matrices read in place through its strides (transposed and expanded views need no copy). */
 function batchView(t: Tensor): BatchView {
@@ -25,8 +27,9 @@ function bmm(a: Tensor, b: Tensor): Tensor {
   const dtype = promoteTypes(a.dtype, b.dtype);
   const ac = cast(a, dtype);
   const bc = cast(b, dtype);
-  const out = allocate(dtype, B * M * N);
-  bmmKernel(batchView(ac), batchView(bc), out, B, M, K, N);
+  const out = allocate(dtype, B * M * N, [B, M, N]);
+  // The kernel's packing buffers are its own workspace, not the program's memory.
+  untracked(() => bmmKernel(batchView(ac), batchView(bc), out, B, M, K, N));
   return record('bmm', Tensor._fromData(out, [B, M, N]), [a, b]);
 }
 
@@ -53,6 +56,8 @@ export function matmul(a: Tensor, b: Tensor): Tensor {
     throw new ShapeError('matmul', [a.shape, b.shape], `batch sizes ${batchA} and ${batchB} of ${fmtShape(a.shape)} and ${fmtShape(b.shape)} cannot broadcast`);
   }
   const batch = Math.max(batchA, batchB);
+  // 2·m·n·k FLOPs per product; each operand is read once, a broadcast one too.
+  chargeMatmul(batch, a3.shape[1]!, k1, b3.shape[2]!, a.numel, b.numel, promoteTypes(a.dtype, b.dtype));
   if (batchA !== batch) a3 = expand(a3, [batch, a3.shape[1]!, k1]);
   if (batchB !== batch) b3 = expand(b3, [batch, k2, b3.shape[2]!]);
   let out = bmm(a3, b3);

@@ -10,6 +10,8 @@ import { chunkBounds } from '../split.ts';
 import { Tensor } from '../tensor.ts';
 import { copyStrided, scatterStrided } from '../kernels/strided.ts';
 import { record, viewOf } from './record.ts';
+import { chargeCopy } from '../meter/charge.ts';
+import { releaseStorage } from '../meter/allocation.ts';
 
 function view(t: Tensor, shape: readonly number[], strides: readonly number[], offset: number): Tensor {
   return new Tensor(t._storage, shape, strides, offset);
@@ -17,9 +19,21 @@ function view(t: Tensor, shape: readonly number[], strides: readonly number[], o
 
 /** A contiguous copy of `t` that stays in the graph. */
 export function clone(t: Tensor): Tensor {
-  const out = allocate(t.dtype, t.numel);
+  chargeCopy('clone', t.numel, t.dtype);
+  const out = allocate(t.dtype, t.numel, t.shape);
   copyStrided(out, 0, t.shape, viewOf(t));
   return record('clone', Tensor._fromData(out, t.shape), [t]);
+}
+
+/**
+ * A contiguous copy of `t` outside the graph and not charged: for the copies
+ * an op makes for its own convenience (a reduction reading rows), which a
+ * device kernel would not need. The caller releases it when done.
+ */
+export function denseCopy(t: Tensor): Tensor {
+  const out = allocate(t.dtype, t.numel, t.shape);
+  copyStrided(out, 0, t.shape, viewOf(t));
+  return Tensor._fromData(out, t.shape);
 }
 
 /** Same elements in a new shape; a view of a contiguous tensor, else a copy. */
@@ -133,7 +147,8 @@ export function cat(tensors: readonly Tensor[], dim: number): Tensor {
   const shape = [...first.shape];
   shape[d] = tensors.reduce((n, t) => n + t.shape[d]!, 0);
   const dtype = tensors.map((t) => t.dtype).reduce(promoteTypes);
-  const out = Tensor._fromData(allocate(dtype, numelOf(shape)), shape);
+  chargeCopy('cat', numelOf(shape), dtype);
+  const out = Tensor._fromData(allocate(dtype, numelOf(shape), shape), shape);
   const sizes: number[] = [];
   let at = 0;
   for (const t of tensors) {
@@ -141,6 +156,7 @@ export function cat(tensors: readonly Tensor[], dim: number): Tensor {
     const tmp = allocate(dtype, t.numel);
     copyStrided(tmp, 0, t.shape, viewOf(t));
     scatterStrided(viewOf(region), t.shape, tmp);
+    releaseStorage(tmp.buffer);
     sizes.push(t.shape[d]!);
     at += t.shape[d]!;
   }
@@ -149,10 +165,13 @@ export function cat(tensors: readonly Tensor[], dim: number): Tensor {
 
 /** Zeros of `shape` with `g` written into elements `start..` along `dim`: the gradient of `slice`. */
 export function padSlice(g: Tensor, shape: readonly number[], dim: number, start: number): Tensor {
-  const out = Tensor._fromData(allocate(g.dtype, numelOf(shape)), shape);
+  // Writes the zeros and copies g in: a copy of the output's size.
+  chargeCopy('slice backward', numelOf(shape), g.dtype);
+  const out = Tensor._fromData(allocate(g.dtype, numelOf(shape), shape), shape);
   const region = view(out, g.shape, out.strides, start * out.strides[dim]!);
   const tmp = allocate(g.dtype, g.numel);
   copyStrided(tmp, 0, g.shape, viewOf(g));
   scatterStrided(viewOf(region), g.shape, tmp);
+  releaseStorage(tmp.buffer);
   return out;
 }

@@ -7,17 +7,22 @@ import { broadcastShapes, numelOf } from '../shape.ts';
 import { Tensor, type TensorLike } from '../tensor.ts';
 import { mapBinary, mapUnary } from '../kernels/strided.ts';
 import { asTensor, record, viewOf } from './record.ts';
+import { chargeCopy, chargeElementwise } from '../meter/charge.ts';
 
 function binary(op: string, a: Tensor, bLike: TensorLike, f: (x: number, y: number) => number): Tensor {
   const b = asTensor(bLike, a.dtype);
   const shape = broadcastShapes(op, a.shape, b.shape);
-  const out = allocate(promoteTypes(a.dtype, b.dtype), numelOf(shape));
+  const dtype = promoteTypes(a.dtype, b.dtype);
+  const n = numelOf(shape);
+  chargeElementwise(op, n, a.numel + b.numel, dtype);
+  const out = allocate(dtype, n, shape);
   mapBinary(out, shape, viewOf(a, shape), viewOf(b, shape), f);
   return record(op, Tensor._fromData(out, shape), [a, b]);
 }
 
 function unary(op: string, a: Tensor, f: (x: number) => number): Tensor {
-  const out = allocate(a.dtype, a.numel);
+  chargeElementwise(op, a.numel, a.numel, a.dtype);
+  const out = allocate(a.dtype, a.numel, a.shape);
   mapUnary(out, a.shape, viewOf(a), f);
   return record(op, Tensor._fromData(out, a.shape), [a]);
 }
@@ -55,25 +60,31 @@ export const sigmoid = (a: Tensor) =>
 /** `a` converted to `dtype`; `a` itself when it already has it. */
 export function cast(a: Tensor, dtype: DType): Tensor {
   if (a.dtype === dtype) return a;
-  const out = allocate(dtype, a.numel);
+  chargeCopy('cast', a.numel, a.dtype, dtype);
+  const out = allocate(dtype, a.numel, a.shape);
   mapUnary(out, a.shape, viewOf(a), (x) => x);
   return record('cast', Tensor._fromData(out, a.shape), [a], { dtype: a.dtype });
 }
 
 /**
  * Applies `f` elementwise with no autograd record: for masks and constants
- * inside gradient rules and kernels, never for differentiable maths.
+ * inside gradient rules and kernels, never for differentiable maths. `kind`
+ * names it in the profile (one FLOP per element, as any elementwise op).
  */
-export function mapNoGrad(a: Tensor, f: (x: number) => number): Tensor {
-  const out = allocate(a.dtype, a.numel);
+export function mapNoGrad(a: Tensor, f: (x: number) => number, kind = 'map'): Tensor {
+  chargeElementwise(kind, a.numel, a.numel, a.dtype);
+  const out = allocate(a.dtype, a.numel, a.shape);
   mapUnary(out, a.shape, viewOf(a), f);
   return Tensor._fromData(out, a.shape);
 }
 
 /** `mapNoGrad` for two operands: `f(a, b)` elementwise, broadcasting, with no autograd record. */
-export function mapBinaryNoGrad(a: Tensor, b: Tensor, f: (x: number, y: number) => number): Tensor {
+export function mapBinaryNoGrad(a: Tensor, b: Tensor, f: (x: number, y: number) => number, kind = 'map'): Tensor {
   const shape = broadcastShapes('mapBinaryNoGrad', a.shape, b.shape);
-  const out = allocate(promoteTypes(a.dtype, b.dtype), numelOf(shape));
+  const dtype = promoteTypes(a.dtype, b.dtype);
+  const n = numelOf(shape);
+  chargeElementwise(kind, n, a.numel + b.numel, dtype);
+  const out = allocate(dtype, n, shape);
   mapBinary(out, shape, viewOf(a, shape), viewOf(b, shape), f);
   return Tensor._fromData(out, shape);
 }

@@ -10,7 +10,12 @@ import { Tensor } from '../tensor.ts';
 import { maxRows, sumRows } from '../kernels/reduce.ts';
 import { noGrad } from '../autograd/grad-mode.ts';
 import { record } from './record.ts';
-import { permute, reshape } from './movement.ts';
+import { denseCopy, permute, reshape } from './movement.ts';
+import { chargeReduction } from '../meter/charge.ts';
+import { releaseStorage } from '../meter/allocation.ts';
+
+// Captured before the runtime wraps the globals: index scratch is not the program's memory.
+const I32 = Int32Array;
 
 /** The reduced dims, sorted and validated; all dims when `dim` is omitted. */
 function reducedDims(op: string, t: Tensor, dim: number | number[] | undefined): number[] {
@@ -25,20 +30,32 @@ function reducedShape(shape: readonly number[], dims: number[], keepdim: boolean
   return keepdim ? shape.map((d, i) => (dims.includes(i) ? 1 : d)) : shape.filter((_, i) => !dims.includes(i));
 }
 
-/** `t` with `dims` moved last, contiguous: rows of `len` elements, one per output. */
+/**
+ * `t` with `dims` moved last, contiguous: rows of `len` elements, one per
+ * output. The copy this may need is the implementation's own (a device
+ * kernel reads the layout as it is), so it is not charged, and `done()`
+ * stops counting it once the reduction has read it.
+ */
 function rowsOf(t: Tensor, dims: number[]) {
   const kept = t.shape.map((_, i) => i).filter((i) => !dims.includes(i));
-  const moved = noGrad(() => permute(t, [...kept, ...dims]).contiguous());
+  const view = noGrad(() => permute(t, [...kept, ...dims]));
+  const moved = view.isContiguous() ? view : denseCopy(view);
   const len = numelOf(dims.map((d) => t.shape[d]!));
-  return { data: moved._storage.data, offset: moved.offset, rows: len === 0 ? numelOf(kept.map((d) => t.shape[d]!)) : moved.numel / len, len, order: [...kept, ...dims] };
+  const done = () => {
+    if (moved !== view) releaseStorage(moved._storage.data.buffer);
+  };
+  return { data: moved._storage.data, offset: moved.offset, rows: len === 0 ? numelOf(kept.map((d) => t.shape[d]!)) : moved.numel / len, len, order: [...kept, ...dims], done };
 }
 
 /** Sum over `dim` (all dims when omitted). */
 export function sum(t: Tensor, dim?: number | number[], keepdim = false): Tensor {
   const dims = reducedDims('sum', t, dim);
-  const { data, offset, rows, len } = rowsOf(t, dims);
-  const out = allocate(t.dtype, rows);
+  const { data, offset, rows, len, done } = rowsOf(t, dims);
+  chargeReduction('sum', t.numel, rows, t.dtype);
+  const outShape = reducedShape(t.shape, dims, keepdim);
+  const out = allocate(t.dtype, rows, outShape);
   sumRows(data, offset, rows, len, out);
+  done();
   return record('sum', Tensor._fromData(out, reducedShape(t.shape, dims, keepdim)), [t], { keepShape: reducedShape(t.shape, dims, true) });
 }
 
@@ -57,13 +74,14 @@ export function mean(t: Tensor, dim?: number | number[], keepdim = false): Tenso
 export function max(t: Tensor, dim?: number, keepdim = false): Tensor {
   if (t.numel === 0) throw new ShapeError('max', [t.shape], `cannot take the max of an empty tensor ${fmtShape(t.shape)}`);
   const dims = reducedDims('max', t, dim);
-  const { data, offset, rows, len, order } = rowsOf(t, dims);
-  const out = allocate(t.dtype, rows);
-  const at = new Int32Array(rows);
+  const { data, offset, rows, len, order, done } = rowsOf(t, dims);
+  chargeReduction('max', t.numel, rows, t.dtype);
+  const out = allocate(t.dtype, rows, reducedShape(t.shape, dims, keepdim));
+  const at = new I32(rows);
   maxRows(data, offset, rows, len, out, at);
   const keepShape = reducedShape(t.shape, dims, true);
   // The mask marks which input elements receive the gradient.
-  const mask = allocate(t.dtype, t.numel);
+  const mask = allocate(t.dtype, t.numel, t.shape);
   if (dim === undefined) {
     // A NaN maximum ties with every NaN element (NaN === NaN is false), as in torch.
     const m = out[0]!;
@@ -76,16 +94,23 @@ export function max(t: Tensor, dim?: number, keepdim = false): Tensor {
   }
   const movedShape = order.map((d) => t.shape[d]!);
   const inverse = order.map((_, i) => order.indexOf(i));
-  const maskT = noGrad(() => permute(Tensor._fromData(mask, movedShape), inverse).contiguous());
+  const maskView = noGrad(() => permute(Tensor._fromData(mask, movedShape), inverse));
+  const maskT = maskView.isContiguous() ? maskView : denseCopy(maskView);
+  if (maskT !== maskView) releaseStorage(mask.buffer);
+  done();
   return record('max', Tensor._fromData(out, reducedShape(t.shape, dims, keepdim)), [t], { keepShape, mask: maskT });
 }
 
 /** Flat positions (or positions along `dim`) of the first maximum. */
 export function argmax(t: Tensor, dim?: number): number[] {
   const dims = reducedDims('argmax', t, dim);
-  const { data, offset, rows, len } = rowsOf(t, dims);
-  const at = new Int32Array(rows);
-  maxRows(data, offset, rows, len, allocate(t.dtype, rows), at);
+  const { data, offset, rows, len, done } = rowsOf(t, dims);
+  chargeReduction('argmax', t.numel, rows, t.dtype);
+  const at = new I32(rows);
+  const scratch = allocate(t.dtype, rows);
+  maxRows(data, offset, rows, len, scratch, at);
+  releaseStorage(scratch.buffer);
+  done();
   return Array.from(at);
 }
 

@@ -11,6 +11,9 @@
 import type { Tensor } from '../tensor.ts';
 import { zerosLike } from '../creation.ts';
 import { Optimizer, definedOptions, dense } from './optimizer.ts';
+import { charge } from '../meter/charge.ts';
+import { labelStorage } from '../meter/allocation.ts';
+import { bytesPerElement } from '../dtype.ts';
 
 /** Options of `SGD`. */
 export interface SGDOptions {
@@ -44,9 +47,14 @@ export class SGD extends Optimizer<SGDState> {
     const first = state === undefined;
     if (!state) {
       state = { momentumBuffer: momentum !== 0 ? zerosLike(p) : null };
+      if (state.momentumBuffer) labelStorage(state.momentumBuffer._storage.data.buffer, 'optimizer state');
       this.state.set(p, state);
     }
     const buf = state.momentumBuffer ? dense(state.momentumBuffer) : null;
+    // As one fused kernel: per element 2 FLOPs for weight decay, 3 for momentum, 2 for Nesterov, 2 for the update;
+    // reads p, grad (and the buffer), writes p (and the buffer).
+    const flops = w.length * ((weightDecay !== 0 ? 2 : 0) + (buf ? 3 : 0) + (buf && nesterov ? 2 : 0) + 2);
+    charge('sgd step', flops, w.length * (buf ? 5 : 3) * bytesPerElement(p.dtype), p.dtype);
     for (let i = 0; i < w.length; i++) {
       let d = g[i]! + weightDecay * w[i]!;
       if (buf) {

@@ -1,0 +1,42 @@
+/**
+ * How tensor ops find their rank's meter in Node: an AsyncLocalStorage, so
+ * that the context follows each rank's async code through its awaits, on
+ * the inline backend (where all ranks share a thread) as on workers (where
+ * background streams and profiler regions interleave in one rank).
+ *
+ * This file is the runtime's only use of a Node facility for the device;
+ * a browser build of the inline backend (the playground) needs another
+ * implementation of the same small interface (MeterScope).
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { setMeterScope, type MeterContext, type MeterScope } from '@dtlab/tensor/meter';
+
+/** The scope the runtime installs in every thread that runs ranks. */
+class RankScope implements MeterScope {
+  private readonly storage = new AsyncLocalStorage<MeterContext>();
+  /**
+   * On a rank worker, the rank's main context while a launch runs: code
+   * that reaches the thread without an async context (a callback some API
+   * calls from outside) is still the rank's, and is charged to it.
+   */
+  fallback: MeterContext | undefined = undefined;
+
+  current(): MeterContext | undefined {
+    return this.storage.getStore() ?? this.fallback;
+  }
+
+  run<T>(ctx: MeterContext, fn: () => T): T {
+    return this.storage.run(ctx, fn);
+  }
+}
+
+let scope: RankScope | undefined;
+
+/** This thread's rank scope, installed as the tensor meter's scope on first use. */
+export function rankScope(): RankScope {
+  if (!scope) {
+    scope = new RankScope();
+    setMeterScope(scope);
+  }
+  return scope;
+}
