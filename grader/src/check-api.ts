@@ -9,7 +9,7 @@
  * `ctx.expectClose`.
  */
 import type { LaunchResult } from '@dtlab/runtime';
-import type { testing } from '@dtlab/tensor';
+import { testing } from '@dtlab/tensor';
 import type { Manifest } from './manifest.ts';
 
 /** Where and how a check's first wrong value was found. */
@@ -77,8 +77,13 @@ export interface RunSpec {
   freshWorkers?: boolean;
 }
 
-/** The tolerances `ctx.expectClose` uses when a check gives none: float32 arithmetic in another order. */
-export const DEFAULT_TOLERANCE = Object.freeze({ rtol: 1e-5, atol: 1e-6 });
+/**
+ * The tolerances `ctx.expectClose` uses when a check gives none: those of
+ * the tensor package's `testing.assertClose` (torch.allclose's), defined
+ * there alone. A check states its own: what float32 arithmetic in another
+ * order can change depends on the computation.
+ */
+export const DEFAULT_TOLERANCE = testing.DEFAULT_TOLERANCE;
 
 /** Options of `ctx.expectClose`. */
 export interface ExpectCloseOptions {

@@ -28,10 +28,6 @@ export function jsonNumber(x: number): number | string {
   return Number.isFinite(x) ? x : String(x);
 }
 
-function countOf(x: testing.Comparable): number {
-  return typeof x === 'number' ? 1 : x instanceof Tensor ? x.numel : x.length;
-}
-
 /** What `v` is, in a few words, for messages: "a number", "an object", "a Tensor of shape [2, 3]". */
 export function describeValue(v: unknown): string {
   if (v === null) return 'null';
@@ -231,15 +227,14 @@ export class Context implements CheckContext {
       if (!(e instanceof testing.ParityError)) throw e;
       const rank = opts.rank ?? null;
       const what = `${rank !== null ? `rank ${rank}, ` : ''}${opts.label}`;
-      const summary =
-        e.index < 0
-          ? `${what}: ${e.message.slice(opts.label.length + 2)}`
-          : `${what}: ${e.mismatches} of ${countOf(expected)} element${countOf(expected) === 1 ? ' is' : 's are'} wrong (max |diff| ${e.maxAbsDiff}, tolerance rtol ${rtol}, atol ${atol})`;
+      const f = e.failure;
+      if (f.kind === 'shape') throw new CheckFailure(`${what}: ${e.reason}`, { rank, index: null, expected: `[${f.expectedShape.join(', ')}]`, actual: `[${f.actualShape.join(', ')}]`, label: opts.label });
+      const summary = `${what}: ${f.mismatches} of ${f.count} element${f.count === 1 ? ' is' : 's are'} wrong (max |diff| ${f.maxAbsDiff}, tolerance rtol ${rtol}, atol ${atol})`;
       throw new CheckFailure(summary, {
         rank,
-        index: e.index < 0 ? null : e.position.length === 1 ? e.position[0]! : e.position.length > MAX_DIMS ? e.index : e.position,
-        expected: jsonNumber(e.expected),
-        actual: jsonNumber(e.actual),
+        index: f.position.length === 1 ? f.position[0]! : f.position.length > MAX_DIMS ? f.index : f.position,
+        expected: jsonNumber(f.expected),
+        actual: jsonNumber(f.actual),
         label: opts.label,
       });
     }

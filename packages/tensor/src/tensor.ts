@@ -5,6 +5,12 @@
  * This file holds the data structure and the method surface. The maths lives
  * in `ops/` (forward) and `autograd/rules.ts` (backward); methods here are
  * one-line calls into them so the API reads as a table of contents.
+ *
+ * The import cycle: this file imports `ops/`, and `ops/` imports `Tensor`
+ * from here. ES modules allow it because neither side touches the other at
+ * load time, only inside functions that run later. Keep it so: no module of
+ * this package may use `Tensor` (construct one, read a static, extend the
+ * class) at its top level, or it will meet an uninitialised binding.
  */
 import { type DType, type TypedArray, allocate, bytesPerElement, dtypeOfArray } from './dtype.ts';
 import { AutogradError, fmtShape } from './errors.ts';

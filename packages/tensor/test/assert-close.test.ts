@@ -64,6 +64,7 @@ describe('ParityError', () => {
     expect(err.maxAbsDiff).toBe(96);
     expect(err.mismatches).toBe(2);
     expect(err.index).toBe(1);
+    expect(err.failure).toMatchObject({ kind: 'values', count: 4, rtol: 1e-5, atol: 1e-8 });
   });
 
   it('has a message naming the index, the expected and the actual value', () => {
@@ -86,6 +87,8 @@ describe('ParityError', () => {
     expect(err.index).toBe(-1);
     expect(err.message).toContain('out: shape mismatch: expected [3,2]');
     expect(err.message).toContain('actual [2,3]');
+    expect(err.failure).toEqual({ kind: 'shape', label: 'out', expectedShape: [3, 2], actualShape: [2, 3], expectedCount: 6, actualCount: 6 });
+    expect(err.reason).toBe('shape mismatch: expected [3,2] (6 elements), actual [2,3] (6 elements)');
     const counts = parityErrorOf(() => assertClose([1, 2, 3], [1, 2]));
     expect(counts.index).toBe(-1);
     expect(counts.message).toContain('(2 elements)');

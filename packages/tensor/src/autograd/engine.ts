@@ -13,7 +13,7 @@ import { AutogradError, fmtShape } from '../errors.ts';
 import { sameShape } from '../shape.ts';
 import type { Tensor } from '../tensor.ts';
 import { noGrad } from './grad-mode.ts';
-import { gradRules } from './rules.ts';
+import { gradRules, type GradRule } from './rules.ts';
 import { sumTo } from '../ops/reduce.ts';
 import { cast } from '../ops/pointwise.ts';
 import { clone } from '../ops/movement.ts';
@@ -98,7 +98,7 @@ function* walk(root: Tensor, gradient: Tensor | undefined): Generator<Pending, v
       inputGrads = node.backward(g, needs);
       if (isPromise(inputGrads)) inputGrads = yield { promise: inputGrads, where: `the backward of custom function '${node.op}' is asynchronous`, optional: false };
     } else {
-      const rule = gradRules[node.op];
+      const rule = (gradRules as Record<string, GradRule | undefined>)[node.op];
       if (!rule) throw new Error(`BUG: no gradient rule for op '${node.op}'`);
       inputGrads = rule(g, node.ctx!, needs);
     }

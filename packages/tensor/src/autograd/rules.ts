@@ -15,7 +15,8 @@ import { sumTo } from '../ops/reduce.ts';
 /** Maps the output gradient to one gradient per input. */
 export type GradRule = (g: Tensor, c: GradContext, needs: readonly boolean[]) => (Tensor | null)[];
 
-export const gradRules: Record<string, GradRule> = {
+/** The rules by op name; `record()` takes only these names (OpName), so a misspelt op fails to compile. */
+export const gradRules = {
   add: (g) => [g, g],
   sub: (g) => [g, g.neg()],
   mul: (g, c) => [g.mul(c.input(1)), g.mul(c.input(0))],
@@ -56,4 +57,7 @@ export const gradRules: Record<string, GradRule> = {
     let at = 0;
     return sizes.map((n) => g.slice(dim, at, (at += n)));
   },
-};
+} satisfies Record<string, GradRule>;
+
+/** The name of an op with a gradient rule: what `record()` accepts. */
+export type OpName = keyof typeof gradRules;

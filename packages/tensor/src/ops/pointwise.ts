@@ -7,9 +7,10 @@ import { broadcastShapes, numelOf } from '../shape.ts';
 import { Tensor, type TensorLike } from '../tensor.ts';
 import { mapBinary, mapUnary } from '../kernels/strided.ts';
 import { asTensor, record, viewOf } from './record.ts';
+import type { OpName } from '../autograd/rules.ts';
 import { chargeCopy, chargeElementwise } from '../meter/charge.ts';
 
-function binary(op: string, a: Tensor, bLike: TensorLike, f: (x: number, y: number) => number): Tensor {
+function binary(op: OpName, a: Tensor, bLike: TensorLike, f: (x: number, y: number) => number): Tensor {
   const b = asTensor(bLike, a.dtype);
   const shape = broadcastShapes(op, a.shape, b.shape);
   const dtype = promoteTypes(a.dtype, b.dtype);
@@ -20,7 +21,7 @@ function binary(op: string, a: Tensor, bLike: TensorLike, f: (x: number, y: numb
   return record(op, Tensor._fromData(out, shape), [a, b]);
 }
 
-function unary(op: string, a: Tensor, f: (x: number) => number): Tensor {
+function unary(op: OpName, a: Tensor, f: (x: number) => number): Tensor {
   chargeElementwise(op, a.numel, a.numel, a.dtype);
   const out = allocate(a.dtype, a.numel, a.shape);
   mapUnary(out, a.shape, viewOf(a), f);

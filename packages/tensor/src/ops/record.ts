@@ -9,6 +9,7 @@ import { Tensor, type TensorLike } from '../tensor.ts';
 import type { View } from '../kernels/strided.ts';
 import { GradContext } from '../autograd/node.ts';
 import { isGradEnabled } from '../autograd/grad-mode.ts';
+import type { OpName } from '../autograd/rules.ts';
 
 /** A number becomes a scalar tensor of `dtype`; a tensor is returned as is. */
 export function asTensor(x: TensorLike, dtype: DType): Tensor {
@@ -29,7 +30,7 @@ export function viewOf(t: Tensor, target: readonly number[] = t.shape): View {
  * mode is on and some input requires grad. `opts` holds whatever the op's
  * gradient rule needs beyond inputs and output.
  */
-export function record(op: string, out: Tensor, inputs: readonly Tensor[], opts: Record<string, unknown> = {}): Tensor {
+export function record(op: OpName, out: Tensor, inputs: readonly Tensor[], opts: Record<string, unknown> = {}): Tensor {
   if (isGradEnabled() && inputs.some((t) => t.requiresGrad)) {
     out._requiresGrad = true;
     out._node = { op, inputs, ctx: new GradContext(op, inputs, out, opts) };

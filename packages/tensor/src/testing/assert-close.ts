@@ -19,25 +19,86 @@ export interface CloseOptions {
   equalNan?: boolean;
 }
 
-/** A parity failure: the first element out of tolerance and the worst difference. */
+/** The tolerances `assertClose` uses when given none: torch.allclose's. */
+export const DEFAULT_TOLERANCE: Readonly<{ rtol: number; atol: number }> = Object.freeze({ rtol: 1e-5, atol: 1e-8 });
+
+/** What a ParityError found: the shapes disagree, or some elements are out of tolerance. */
+export type ParityFailure =
+  | {
+      kind: 'shape';
+      label?: string | undefined;
+      expectedShape: readonly number[];
+      actualShape: readonly number[];
+      /** Element counts, which differ when the shapes are flat arrays of different lengths. */
+      expectedCount: number;
+      actualCount: number;
+    }
+  | {
+      kind: 'values';
+      label?: string | undefined;
+      /** Flat (row-major) index of the first element out of tolerance. */
+      index: number;
+      /** The same position as a multi-dimensional index. */
+      position: number[];
+      expected: number;
+      actual: number;
+      /** Largest |actual - expected| over all elements (NaN when one is NaN). */
+      maxAbsDiff: number;
+      /** How many elements are out of tolerance, of `count`. */
+      mismatches: number;
+      count: number;
+      rtol: number;
+      atol: number;
+    };
+
+/**
+ * A parity failure, its facts in fields (`failure`, and the common ones
+ * spread onto the error) and `reason` the message without the label, so
+ * that a caller that names the comparison itself need not cut the message.
+ */
 export class ParityError extends Error {
   override name = 'ParityError';
-  constructor(
-    message: string,
-    /** Flat (row-major) index of the first element out of tolerance; -1 for a shape mismatch. */
-    readonly index: number,
-    /** The same position as a multi-dimensional index. */
-    readonly position: number[],
-    readonly expected: number,
-    readonly actual: number,
-    /** Largest |actual - expected| over all elements. */
-    readonly maxAbsDiff: number,
-    /** How many elements are out of tolerance. */
-    readonly mismatches: number,
-    readonly label: string | undefined,
-  ) {
-    super(message);
+  readonly failure: ParityFailure;
+  readonly kind: ParityFailure['kind'];
+  readonly label: string | undefined;
+  /** The message without the `label: ` prefix. */
+  readonly reason: string;
+  /** Flat index of the first element out of tolerance; -1 for a shape mismatch. */
+  readonly index: number;
+  /** The first mismatch's multi-dimensional position ([] for a shape mismatch). */
+  readonly position: number[];
+  /** The first mismatch's expected and actual values (undefined for a shape mismatch). */
+  readonly expected: number | undefined;
+  readonly actual: number | undefined;
+  /** Largest |actual - expected| (undefined for a shape mismatch). */
+  readonly maxAbsDiff: number | undefined;
+  /** Elements out of tolerance (undefined for a shape mismatch). */
+  readonly mismatches: number | undefined;
+
+  constructor(failure: ParityFailure) {
+    const reason = describeFailure(failure);
+    super(failure.label ? `${failure.label}: ${reason}` : reason);
+    this.failure = failure;
+    this.kind = failure.kind;
+    this.label = failure.label;
+    this.reason = reason;
+    const values = failure.kind === 'values' ? failure : undefined;
+    this.index = values?.index ?? -1;
+    this.position = values?.position ?? [];
+    this.expected = values?.expected;
+    this.actual = values?.actual;
+    this.maxAbsDiff = values?.maxAbsDiff;
+    this.mismatches = values?.mismatches;
   }
+}
+
+function describeFailure(f: ParityFailure): string {
+  if (f.kind === 'shape') return `shape mismatch: expected ${fmtShape(f.expectedShape)} (${f.expectedCount} elements), actual ${fmtShape(f.actualShape)} (${f.actualCount} elements)`;
+  const flat = f.position.length > 1 ? ` (flat ${f.index})` : '';
+  return (
+    `${f.mismatches} of ${f.count} elements differ (rtol=${f.rtol}, atol=${f.atol}); ` +
+    `first at index [${f.position.join(',')}]${flat}: expected ${f.expected}, actual ${f.actual}, |diff| ${Math.abs(f.actual - f.expected)}; max |diff| ${f.maxAbsDiff}`
+  );
 }
 
 function toFlat(x: Comparable): { values: ArrayLike<number>; shape: readonly number[] } {
@@ -62,16 +123,12 @@ function unravel(index: number, shape: readonly number[]): number[] {
  * of the same element count.
  */
 export function assertClose(actual: Comparable, expected: Comparable, opts: CloseOptions = {}): void {
-  const { rtol = 1e-5, atol = 1e-8, label, equalNan = false } = opts;
+  const { rtol = DEFAULT_TOLERANCE.rtol, atol = DEFAULT_TOLERANCE.atol, label, equalNan = false } = opts;
   const a = toFlat(actual);
   const e = toFlat(expected);
-  const prefix = label ? `${label}: ` : '';
   const bothTensors = actual instanceof Tensor && expected instanceof Tensor;
   if ((bothTensors && !sameShape(a.shape, e.shape)) || a.values.length !== e.values.length) {
-    throw new ParityError(
-      `${prefix}shape mismatch: expected ${fmtShape(e.shape)} (${e.values.length} elements), actual ${fmtShape(a.shape)} (${a.values.length} elements)`,
-      -1, [], NaN, NaN, Infinity, Math.max(a.values.length, e.values.length), label,
-    );
+    throw new ParityError({ kind: 'shape', label, expectedShape: e.shape, actualShape: a.shape, expectedCount: e.values.length, actualCount: a.values.length });
   }
   let first = -1;
   let mismatches = 0;
@@ -93,12 +150,5 @@ export function assertClose(actual: Comparable, expected: Comparable, opts: Clos
   if (first < 0) return;
   const shape = a.shape.length ? a.shape : e.shape;
   const position = unravel(first, shape);
-  const x = a.values[first]!;
-  const y = e.values[first]!;
-  throw new ParityError(
-    `${prefix}${mismatches} of ${e.values.length} elements differ (rtol=${rtol}, atol=${atol}); ` +
-      `first at index [${position.join(',')}]${shape.length > 1 ? ` (flat ${first})` : ''}: expected ${y}, actual ${x}, ` +
-      `|diff| ${Math.abs(x - y)}; max |diff| ${maxAbsDiff}`,
-    first, position, y, x, maxAbsDiff, mismatches, label,
-  );
+  throw new ParityError({ kind: 'values', label, index: first, position, expected: e.values[first]!, actual: a.values[first]!, maxAbsDiff, mismatches, count: e.values.length, rtol, atol });
 }
