@@ -8,7 +8,7 @@
  * compares. It passes by returning, and fails by calling `ctx.fail` or
  * `ctx.expectClose`.
  */
-import type { LaunchResult } from '@dtlab/runtime';
+import type { LaunchResult, LaunchSpec } from '@dtlab/runtime';
 import { testing } from '@dtlab/tensor';
 import type { Manifest } from './manifest.ts';
 
@@ -75,6 +75,22 @@ export interface RunSpec {
    * loaded into a fresh optimizer, say).
    */
   freshWorkers?: boolean;
+  /**
+   * Run on a virtual device per rank (a preset name such as 'course', or a
+   * spec): tensor ops charge compute time and memory, and the result has
+   * `device` figures (see the runtime README, "The virtual device"). The
+   * rubric records the largest virtual time, exposed communication and
+   * memory peak of the check's device runs.
+   */
+  device?: LaunchSpec['device'];
+  /** Record a timeline of every op, wait and region (needs `device`); for chromeTrace. */
+  timeline?: boolean;
+  /**
+   * Memory marks made with `{ key }` equal to this are the check's own
+   * (trusted in `result.device.ranks[r].memory.marks`); pass the same value,
+   * from `ctx.markKey()`, to the rank program as an argument.
+   */
+  markKey?: string;
 }
 
 /**
@@ -103,6 +119,12 @@ export interface CheckContext {
   readonly seed: number;
   /** A seed derived from the grading seed, this check's id and `keys`. */
   seedFor(...keys: (string | number)[]): number;
+  /**
+   * A secret of this check, the same for every call: the key of the memory
+   * marks a check's own rank program makes (RunSpec.markKey). The submission
+   * never sees it unless the rank program hands it over.
+   */
+  markKey(): string;
   /** Absolute path of a submission file, e.g. `ctx.entry('src/allreduce-mean.ts')`. */
   entry(file: string): string;
   /**

@@ -2,9 +2,9 @@
  * The CheckContext that checks run with, in the grading process. Student
  * code reaches this realm only as data: launch results from rank workers.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { launch, type LaunchResult, type RankOutcome, type WorkerPool } from '@dtlab/runtime';
+import { launch, type LaunchResult, type RankDeviceStats, type RankOutcome, type WorkerPool } from '@dtlab/runtime';
 import { Tensor, deriveSeed, testing } from '@dtlab/tensor';
 import { CheckFailure, CheckTimeout, DEFAULT_TOLERANCE, type CheckContext, type Divergence, type ExpectCloseOptions, type RunSpec, type SharedRuns, type ValueShape } from './check-api.ts';
 import { bounded } from './text.ts';
@@ -15,6 +15,20 @@ export interface CommSummary {
   messages: number;
   bytes: number;
   virtualTimeUs: number;
+  /** The check's runs on a virtual device (RunSpec.device): the largest figure of any rank and run. */
+  device?: DeviceSummary;
+}
+
+/** The largest virtual-device figures of a check's runs, for the rubric and the exports. */
+export interface DeviceSummary {
+  /** Main-stream virtual time at a rank's end. */
+  virtualTimeUs: number;
+  /** Time charged by tensor ops. */
+  computeUs: number;
+  /** Waiting for communication that overlap did not hide. */
+  exposedCommUs: number;
+  /** Device memory peak, in bytes. */
+  peakBytes: number;
 }
 
 function hashString(s: string): number {
@@ -112,6 +126,7 @@ export class Context implements CheckContext {
   /** Whether text from the submission was cut to its bound (see `bounded`). */
   readonly textCut = { cut: false };
   private launches = 0;
+  private key: string | undefined;
 
   constructor(
     readonly manifest: Manifest,
@@ -169,12 +184,16 @@ export class Context implements CheckContext {
       // grading in parallel needs (measured: 10% fewer gradings per minute with 2 jobs, none faster alone).
       pollUs: 0,
       seed: this.launchSeed(),
+      ...(spec.device !== undefined ? { device: spec.device } : {}),
+      ...(spec.timeline ? { timeline: true } : {}),
+      ...(spec.markKey !== undefined ? { markKey: spec.markKey } : {}),
       ...(pool ? { pool } : {}),
     });
     if (pool && pool !== this.pool) await pool.close();
     this.comm.messages += result.trace.length;
     this.comm.bytes += result.stats.reduce((s, x) => s + x.bytesSent, 0);
     this.comm.virtualTimeUs = Math.max(this.comm.virtualTimeUs, ...result.stats.map((s) => s.vtUs));
+    if (result.device) this.noteDevice(result.device.ranks);
     this.noteDroppedOutput(result.ranks, spec.worldSize);
     const cause = rootCause(result.ranks);
     if (cause) {
@@ -198,6 +217,20 @@ export class Context implements CheckContext {
       }
     }
     return result;
+  }
+
+  private noteDevice(ranks: readonly RankDeviceStats[]): void {
+    const d = (this.comm.device ??= { virtualTimeUs: 0, computeUs: 0, exposedCommUs: 0, peakBytes: 0 });
+    for (const r of ranks) {
+      d.virtualTimeUs = Math.max(d.virtualTimeUs, r.vtUs);
+      d.computeUs = Math.max(d.computeUs, r.computeUs);
+      d.exposedCommUs = Math.max(d.exposedCommUs, r.exposedCommUs);
+      d.peakBytes = Math.max(d.peakBytes, r.memory.peakBytes);
+    }
+  }
+
+  markKey(): string {
+    return (this.key ??= randomBytes(24).toString('base64url'));
   }
 
   private noteDroppedOutput(ranks: RankOutcome[], worldSize: number): void {
