@@ -16,7 +16,7 @@
 import type { DType } from '@dtlab/tensor';
 import { VirtualClock, DEFAULT_COST } from './fabric/clock.ts';
 import { findCycle } from './fabric/wait-graph.ts';
-import { CollectiveMismatchError, CommTimeoutError, DeadlockError, RankFailedError, RecvMismatchError, describeWait, type CollectiveCall } from './errors.ts';
+import { CollectiveMismatchError, CommTimeoutError, DeadlockError, FabricLimitError, RankFailedError, RecvMismatchError, describeWait, type CollectiveCall } from './errors.ts';
 import type { BlockedRank, CostModel, Fault, RankStats, TraceEvent } from './types.ts';
 
 /** A tensor's bytes in flight: dtype, shape and a buffer holding exactly its elements. */
@@ -100,6 +100,13 @@ function waitLabel(req: Request): string {
   return req.kind === 'barrier' ? 'barrier' : describeWait({ op: 'recv', src: req.src, tag: req.tag });
 }
 
+/** Receives one rank may have posted and not yet complete (see FabricLimitError). */
+export const MAX_OPEN_RECEIVES = 4096;
+/** Messages one rank may have sent that no rank has received yet. */
+export const MAX_UNRECEIVED_MESSAGES = 65_536;
+/** Bytes one rank may have sent that no rank has received yet. */
+export const MAX_UNRECEIVED_BYTES = 512 * 2 ** 20;
+
 /** Options of a fabric. */
 export interface FabricOptions {
   worldSize: number;
@@ -123,6 +130,8 @@ export class Fabric {
   deadlockError: DeadlockError | undefined;
 
   private readonly unmatched = new Map<string, Message[]>();
+  /** Per sender: messages (and their bytes) in `unmatched`. */
+  private readonly unreceived: { messages: number; bytes: number }[];
   private readonly posted = new Map<string, Request[]>();
   private readonly requests: Map<number, Request>[];
   private readonly state: ('running' | 'done' | 'failed')[];
@@ -154,6 +163,7 @@ export class Fabric {
     this.worldSize = n;
     this.clock = new VirtualClock(n, opts.cost ?? DEFAULT_COST);
     this.requests = Array.from({ length: n }, () => new Map());
+    this.unreceived = Array.from({ length: n }, () => ({ messages: 0, bytes: 0 }));
     this.state = new Array(n).fill('running');
     this.idle = new Array(n).fill(false);
     this.announced = new Array(n).fill(0);
@@ -167,6 +177,9 @@ export class Fabric {
       throw new RangeError(`rank ${src}: send: the destination must be a rank in [0, ${this.worldSize}) and the tag a non-negative integer, got ${String(dst)} and ${String(tag)}`);
     }
     checkPayload(src, dst, given);
+    const held = this.unreceived[src]!;
+    if (held.messages >= MAX_UNRECEIVED_MESSAGES) throw new FabricLimitError(src, 'unreceived-messages', MAX_UNRECEIVED_MESSAGES);
+    if (held.bytes + given.buffer.byteLength > MAX_UNRECEIVED_BYTES) throw new FabricLimitError(src, 'unreceived-bytes', MAX_UNRECEIVED_BYTES);
     // Exactly a tensor's bytes travel on: nothing else the sender put in the object.
     const payload: Payload = { dtype: given.dtype, shape: [...given.shape], buffer: given.buffer };
     this.activity(src);
@@ -203,12 +216,21 @@ export class Fabric {
       let q = this.unmatched.get(key);
       if (!q) this.unmatched.set(key, (q = []));
       q.push(msg);
+      this.hold(msg, 1);
     }
     this.changed();
   }
 
+  /** Counts a message into (+1) or out of (-1) what its sender has sent and no rank has received. */
+  private hold(msg: Message, sign: 1 | -1): void {
+    const held = this.unreceived[msg.src]!;
+    held.messages += sign;
+    held.bytes += sign * msg.payload.buffer.byteLength;
+  }
+
   /** `rank` posts receive `id` (at its time `vtUs`) for a message from `src` with `tag` (optionally of a known size and dtype). */
   post(rank: number, id: number, src: number, tag: number, expect?: { numel: number; dtype: DType }, vtUs = this.clock.now[rank]!): void {
+    if (this.requests[rank]!.size >= MAX_OPEN_RECEIVES) throw new FabricLimitError(rank, 'open-receives', MAX_OPEN_RECEIVES);
     this.activity(rank);
     this.clock.see(rank, vtUs);
     // A rank in a mismatched collective fails with the mismatch, whatever else goes wrong later.
@@ -216,7 +238,10 @@ export class Fabric {
     this.requests[rank]!.set(id, req);
     const key = `${rank}:${src}:${tag}`;
     const msg = this.unmatched.get(key)?.shift();
-    if (msg) req.message = msg;
+    if (msg) {
+      req.message = msg;
+      this.hold(msg, -1);
+    }
     else if (this.failures.has(src)) req.error ??= this.failedError(rank, src, waitLabel(req));
     else {
       let q = this.posted.get(key);

@@ -17,6 +17,7 @@ export {
   InjectedFaultError,
   LaunchSpecError,
   OutOfMemoryError,
+  FabricLimitError,
   type DeviceAllocation,
   CollectiveMismatchError,
   describeCall,
