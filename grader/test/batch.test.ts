@@ -93,8 +93,8 @@ describe('grading a class', () => {
   });
 
   it('writes the gradebook: a score per exercise, the total, the status and the flags', () => {
-    const m1 = findExercise('ex01').manifest.totalPoints;
-    const m2 = findExercise('ex02').manifest.totalPoints;
+    const m1 = findExercise('ex01').manifest.totalPoints!;
+    const m2 = findExercise('ex02').manifest.totalPoints!;
     const max = String(m1 + m2);
     const rows = gradebook(out).trim().split('\n').map((l) => l.split(','));
     expect(rows[0]).toEqual(['student', 'ex01', 'ex02', 'total', 'max', 'status', 'flags']);
@@ -119,7 +119,7 @@ describe('grading a class', () => {
     // Missing and refused submissions are counted as such, not as graded and failed, at the top and per exercise.
     expect(s.status).toEqual({ passed: 3, failed: 1, error: 0, missing: 2, unreadable: 2 });
     expect(s.exercises.ex01.distribution).toEqual(expect.arrayContaining([{ score: 10, count: 2 }]));
-    const m2 = findExercise('ex02').manifest.totalPoints;
+    const m2 = findExercise('ex02').manifest.totalPoints!;
     expect(s.exercises.ex02).toMatchObject({ graded: 1, passed: 1, failed: 0, missing: 2, unreadable: 1, maxScore: m2, mean: m2 });
     expect(s.slowest.length).toBe(4);
     expect(s.failing.map((f: { student: string; exercise: string }) => `${f.student}/${f.exercise}`).sort()).toEqual(['bob/ex01', 'dave/ex01', 'dave/ex02']);
