@@ -99,6 +99,9 @@ export function studentExportPlan(layout: KitLayout = REPO, secrets: readonly Se
       else if (name === 'package.json') out.push({ path: `${base}/${name}`, text: jsonEdit(root(`${base}/${name}`), (j) => delete j.scripts?.[KIT_TASK]) });
       else out.push({ path: `${base}/${name}`, from: root(`${base}/${name}`) });
     }
+    // A pristine copy of the starter, which the student's exercises/<folder>/src stops being: the
+    // grader counts the lines a repair changed against it (grader/src/starter-diff.ts).
+    for (const e of exportTree(layout, `${base}/src`)) out.push({ ...e, path: `grader/starters/${folder}/src/${e.path.slice(`${base}/src/`.length)}` });
   }
   for (const f of GRADER_FILES) if (existsSync(root(`grader/${f}`))) out.push({ path: `grader/${f}`, from: root(`grader/${f}`) });
   for (const d of GRADER_DIRS) out.push(...exportTree(layout, `grader/${d}`));
