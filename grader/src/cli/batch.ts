@@ -1,7 +1,7 @@
 /**
  * `pnpm grade:batch <dir> --out <dir> [--exercises ex01,ex03] [--jobs N]
  *   [--shard i/n | --shard-count N] [--force] [--timeout s] [--memory MB]
- *   [--seed N] [--gradescope] [--no-typecheck] [--plain]`
+ *   [--seed N] [--gradescope] [--no-typecheck] [--no-knowledge-checks] [--plain]`
  *
  * Grades a class: one folder or .zip per student in <dir>. Writes
  * out/<student>/<exNN>.json, out/gradebook.csv and out/summary.json. A rerun
@@ -19,7 +19,7 @@ import { resolveShard, ShardError } from '../batch/shard.ts';
 import { parseArgs, runCli, UsageError } from './args.ts';
 
 const USAGE = `usage: pnpm grade:batch <submissions-dir> --out <dir> [--exercises ex01,ex03] [--jobs N] [--shard i/n | --shard-count N]
-                        [--force] [--timeout s] [--memory MB] [--seed N] [--gradescope] [--no-typecheck] [--plain]`;
+                        [--force] [--timeout s] [--memory MB] [--seed N] [--gradescope] [--no-typecheck] [--no-knowledge-checks] [--plain]`;
 
 const SIGNAL_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
@@ -34,7 +34,7 @@ async function main(): Promise<number> {
   const { positional, options } = parseArgs(
     process.argv.slice(2),
     ['out', 'exercises', 'jobs', 'shard', 'shard-count', 'timeout', 'memory', 'seed'],
-    ['force', 'gradescope', 'no-typecheck', 'plain', 'help'],
+    ['force', 'gradescope', 'no-typecheck', 'no-knowledge-checks', 'plain', 'help'],
     USAGE,
   );
   if (options.help) {
@@ -74,6 +74,7 @@ async function main(): Promise<number> {
       ...(seed !== undefined ? { seed } : {}),
       gradescope: Boolean(options.gradescope),
       typeCheck: !options['no-typecheck'],
+      knowledgeChecks: !options['no-knowledge-checks'],
       signal: controller.signal,
       onEvent: (e) => view.onEvent(e),
     });
