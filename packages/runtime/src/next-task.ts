@@ -13,11 +13,12 @@
 /** Schedules `fn` to run in a new task, after every task scheduled before it this way. */
 export const nextTask: (fn: () => void) => void = typeof setImmediate === 'function' ? (fn) => void setImmediate(fn) : channelTasks();
 
-/** A FIFO of callbacks, each run in a task of its own through one MessageChannel. */
-function channelTasks(): (fn: () => void) => void {
+/** A FIFO of callbacks, each run in a task of its own through one MessageChannel (exported for its test). */
+export function channelTasks(): (fn: () => void) => void {
   const queue: (() => void)[] = [];
   const channel = new MessageChannel();
-  channel.port1.onmessage = () => queue.shift()!();
+  // Typed as the browser's port (Node's typings describe worker_threads' own): setting onmessage also starts it.
+  (channel.port1 as unknown as { onmessage: (() => void) | null }).onmessage = () => queue.shift()!();
   return (fn) => {
     queue.push(fn);
     channel.port2.postMessage(null);
