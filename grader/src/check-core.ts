@@ -34,6 +34,33 @@ export interface DeviceSummary {
   peakBytes: number;
 }
 
+/** The most messages a rubric keeps of a check's run (the first ones; the rest are counted). */
+export const TIMELINE_MAX_MESSAGES = 2000;
+
+/**
+ * A check's run as a rubric keeps it: numbers only (nothing a submission
+ * could write), bounded. `messages` are [src, dst, bytes, vtStartUs,
+ * vtEndUs], the first TIMELINE_MAX_MESSAGES in trace order; `endUs` is each
+ * rank's virtual time at its end.
+ */
+export interface RunTimeline {
+  worldSize: number;
+  endUs: number[];
+  messages: [number, number, number, number, number][];
+  droppedMessages: number;
+}
+
+/** `run` as a rubric keeps it (see RunTimeline). */
+export function runTimeline(run: LastRun): RunTimeline {
+  const kept = run.trace.slice(0, TIMELINE_MAX_MESSAGES);
+  return {
+    worldSize: run.worldSize,
+    endUs: run.stats.slice(0, 256).map((s) => s.vtUs),
+    messages: kept.map((e) => [e.src, e.dst, e.bytes, e.vtStartUs, e.vtEndUs]),
+    droppedMessages: run.trace.length - kept.length,
+  };
+}
+
 /** The last launch a check made, as a timeline of its messages can be drawn from it. */
 export interface LastRun {
   worldSize: number;

@@ -1,5 +1,5 @@
 /**
- * `pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden] [--typecheck]`
+ * `pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden] [--typecheck] [--html FILE]`
  *
  * Grades one exercise and prints a report; exits 0 when every check passed,
  * 1 when one failed, 2 when grading itself failed. With --typecheck the
@@ -7,7 +7,8 @@
  * type errors become a note in the report and the rubric (and the flag
  * 'type-errors'), never points. It is not the default because it takes about
  * two seconds more. Without an exercise it lists every exercise with its
- * last score.
+ * last score. --html FILE also writes the report as one self-contained HTML
+ * page, with a timeline of each failing check's run (html-report.ts).
  */
 import { randomInt } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -21,8 +22,9 @@ import { defaultRubricPath, hintsShown, lastRubric } from '../grade-records.ts';
 import { recordTypeCheck, TypeChecker } from '../typecheck.ts';
 import { parseArgs, runCli, UsageError } from './args.ts';
 import { jsonText } from '../text.ts';
+import { htmlReport } from '../html-report.ts';
 
-const USAGE = 'usage: pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden] [--typecheck]';
+const USAGE = 'usage: pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden] [--typecheck] [--html FILE]';
 
 function progressView(color: boolean): number {
   const c = palette(color);
@@ -38,7 +40,7 @@ function progressView(color: boolean): number {
 }
 
 async function main(): Promise<number> {
-  const { positional, options } = parseArgs(process.argv.slice(2), ['submission', 'out', 'format', 'seed'], ['no-hidden', 'typecheck', 'help'], USAGE);
+  const { positional, options } = parseArgs(process.argv.slice(2), ['submission', 'out', 'format', 'seed', 'html'], ['no-hidden', 'typecheck', 'help'], USAGE);
   if (options.help) {
     console.log(USAGE);
     return 0;
@@ -92,6 +94,7 @@ async function main(): Promise<number> {
     // The student's progress view reads the rubric, whatever format was asked for.
     if (options.out === undefined) writeRubric(defaultRubricPath(id), rubric);
   }
+  if (typeof options.html === 'string') writeAtomic(options.html, htmlReport(boundedRubric(rubric), { title: exercise.manifest.title }));
   console.log(formatReport(rubric, { color, title: exercise.manifest.title, rubricPath: relative(process.cwd(), out) || out, exerciseId: id, hintsLeft: exercise.manifest.hints.length - shown }));
   return rubric.status === 'passed' ? 0 : rubric.status === 'failed' ? 1 : 2;
 }
