@@ -62,7 +62,7 @@ export function timelineSvg(input: TimelineInput): string {
   const n = Math.max(1, Math.min(256, Math.floor(input.worldSize) || 1));
   const width = input.width ?? 900;
   const left = 64;
-  const right = 16;
+  const right = 40;
   const top = input.title ? 40 : 20;
   const lane = 34;
   const height = top + n * lane + 36;

@@ -97,7 +97,7 @@ export async function collectivesView(root: HTMLElement): Promise<void> {
       ...(step === 0 ? [el('li', {}, 'before any message: each rank holds its own input')] : run.steps[step - 1]!.messages.map((m) => {
         const ps = m.positions;
         const range = ps.length ? `elements ${Math.min(...ps)}..${Math.max(...ps)}` : 'no elements';
-        return el('li', { class: 'message-row' }, `rank ${m.src} → rank ${m.dst}: ${m.count} float32 (${m.bytes} B), ${range}, holding ${maskRanks(m.masks[0] ?? 0, run!.worldSize)}; left ${us(m.vtStartUs)}, arrived ${us(m.vtEndUs)}`);
+        return el('li', { class: 'message-row', 'data-src': m.src, 'data-dst': m.dst, 'data-bytes': m.bytes, 'data-start': m.vtStartUs, 'data-end': m.vtEndUs }, `rank ${m.src} → rank ${m.dst}: ${m.count} float32 (${m.bytes} B), ${range}, holding ${maskRanks(m.masks[0] ?? 0, run!.worldSize)}; left ${us(m.vtStartUs)}, arrived ${us(m.vtEndUs)}`);
       })),
     );
   };
