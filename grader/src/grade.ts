@@ -210,7 +210,7 @@ class Grading {
   /** One check's rubric entry from what the grading process reported (or why it did not). */
   private checkFromRun(c: ManifestCheck, r: CheckResult | undefined, run: IsolatedRun): RubricCheck {
     if (r) {
-      return { id: c.id, name: c.title, visibility: c.visibility, score: r.status === 'passed' ? c.points : 0, maxScore: c.points, status: r.status, message: r.message, ...(r.divergence ? { divergence: r.divergence } : {}), ...(r.comm ? { comm: r.comm } : {}), durationMs: r.durationMs };
+      return { id: c.id, name: c.title, visibility: c.visibility, score: r.status === 'passed' ? c.points : 0, maxScore: c.points, status: r.status, message: r.message, ...(r.divergence ? { divergence: r.divergence } : {}), ...(r.comm ? { comm: r.comm } : {}), ...(r.timeline ? { timeline: r.timeline } : {}), durationMs: r.durationMs };
     }
     if (run.forged > 0) return { ...skippedCheck(c, `not graded: ${run.detail}`), status: 'error' };
     if (run.running === c.id) {

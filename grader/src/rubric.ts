@@ -8,6 +8,7 @@ import type { Divergence } from './check-api.ts';
 import type { CheckStatus } from './protocol.ts';
 import type { CommSummary } from './context.ts';
 import { describeChanges, type FileChange } from './starter-diff.ts';
+import type { RunTimeline } from './check-core.ts';
 import { describeAjvErrors } from './manifest.ts';
 import { writeAtomic } from './atomic.ts';
 import { schemaValidator, type Validator } from './validators.ts';
@@ -29,6 +30,8 @@ export interface RubricCheck {
   message: string;
   divergence?: Divergence;
   comm?: CommSummary;
+  /** A check that did not pass: the messages of its last run (numbers only, bounded). */
+  timeline?: RunTimeline;
   durationMs: number;
 }
 

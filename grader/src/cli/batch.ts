@@ -1,11 +1,13 @@
 /**
  * `pnpm grade:batch <dir> --out <dir> [--exercises ex01,ex03] [--jobs N]
  *   [--shard i/n | --shard-count N] [--force] [--timeout s] [--memory MB]
- *   [--seed N] [--gradescope] [--no-typecheck] [--no-knowledge-checks] [--plain]`
+ *   [--seed N] [--gradescope] [--html] [--no-typecheck] [--no-knowledge-checks] [--plain]`
  *
  * Grades a class: one folder or .zip per student in <dir>. Writes
  * out/<student>/<exNN>.json, out/gradebook.csv and out/summary.json. A rerun
- * skips what is graded; Ctrl-C stops cleanly. Exits 0 when every pair is
+ * skips what is graded; Ctrl-C stops cleanly. --html also writes
+ * out/<student>/<exNN>.html, the report as a page (html-report.ts), beside
+ * every rubric. Exits 0 when every pair is
  * graded (whatever the scores), 2 on a usage error, 130/143 when stopped.
  */
 import { relative } from 'node:path';
@@ -14,12 +16,15 @@ import { DiscoverError } from '../batch/discover.ts';
 import { createProgress } from '../batch/progress.ts';
 import { RecordError } from '../batch/record.ts';
 import { runBatch } from '../batch/run.ts';
+import { listRubrics } from '../batch/layout.ts';
+import { writeAtomic } from '../atomic.ts';
+import { htmlReport } from '../html-report.ts';
 import { printable } from '../report.ts';
 import { resolveShard, ShardError } from '../batch/shard.ts';
 import { parseArgs, runCli, UsageError } from './args.ts';
 
 const USAGE = `usage: pnpm grade:batch <submissions-dir> --out <dir> [--exercises ex01,ex03] [--jobs N] [--shard i/n | --shard-count N]
-                        [--force] [--timeout s] [--memory MB] [--seed N] [--gradescope] [--no-typecheck] [--no-knowledge-checks] [--plain]`;
+                        [--force] [--timeout s] [--memory MB] [--seed N] [--gradescope] [--html] [--no-typecheck] [--no-knowledge-checks] [--plain]`;
 
 const SIGNAL_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
@@ -34,7 +39,7 @@ async function main(): Promise<number> {
   const { positional, options } = parseArgs(
     process.argv.slice(2),
     ['out', 'exercises', 'jobs', 'shard', 'shard-count', 'timeout', 'memory', 'seed'],
-    ['force', 'gradescope', 'no-typecheck', 'no-knowledge-checks', 'plain', 'help'],
+    ['force', 'gradescope', 'html', 'no-typecheck', 'no-knowledge-checks', 'plain', 'help'],
     USAGE,
   );
   if (options.help) {
@@ -88,6 +93,8 @@ async function main(): Promise<number> {
   } finally {
     view.stop();
   }
+  // --html: a page beside every rubric of the folder (this run's and those kept from earlier runs).
+  if (options.html) for (const f of listRubrics(result.outDir)) if (f.rubric) writeAtomic(f.file.replace(/\.json$/, '.html'), htmlReport(f.rubric));
   const rel = relative(process.cwd(), result.outDir);
   const out = rel && !rel.startsWith('..') ? rel : result.outDir;
   const s = result.gradebook.summary;

@@ -1,5 +1,5 @@
 /**
- * `pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden] [--typecheck] [--watch]`
+ * `pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden] [--typecheck] [--watch] [--html FILE]`
  *
  * Grades one exercise and prints a report; exits 0 when every check passed,
  * 1 when one failed, 2 when grading itself failed. With --typecheck the
@@ -9,7 +9,9 @@
  * two seconds more. With --watch it grades again on every save of the
  * submission's src/ (as rustlings' watch mode does) and, once it passes,
  * says what to do next; Ctrl-C ends it. Without an exercise it lists the
- * exercises by chapter, with their last scores.
+ * exercises by chapter, with their last scores. --html FILE also writes
+ * the report as one self-contained HTML page, with a timeline of each
+ * failing check's run (html-report.ts).
  */
 import { randomInt } from 'node:crypto';
 import { existsSync, watch as fsWatch } from 'node:fs';
@@ -24,8 +26,9 @@ import { defaultRubricPath, hintsShown, lastRubric } from '../grade-records.ts';
 import { recordTypeCheck, TypeChecker } from '../typecheck.ts';
 import { parseArgs, runCli, UsageError } from './args.ts';
 import { jsonText } from '../text.ts';
+import { htmlReport } from '../html-report.ts';
 
-const USAGE = 'usage: pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden] [--typecheck] [--watch]';
+const USAGE = 'usage: pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden] [--typecheck] [--watch] [--html FILE]';
 
 /** The exercises by chapter of the course (those in no chapter last), each with its last score. */
 async function progressView(color: boolean): Promise<number> {
@@ -95,7 +98,7 @@ interface GradeRun {
 }
 
 async function main(): Promise<number> {
-  const { positional, options } = parseArgs(process.argv.slice(2), ['submission', 'out', 'format', 'seed'], ['no-hidden', 'typecheck', 'watch', 'help'], USAGE);
+  const { positional, options } = parseArgs(process.argv.slice(2), ['submission', 'out', 'format', 'seed', 'html'], ['no-hidden', 'typecheck', 'watch', 'help'], USAGE);
   if (options.help) {
     console.log(USAGE);
     return 0;
@@ -158,6 +161,7 @@ async function gradeOnce(run: GradeRun): Promise<{ exitCode: number; rubric: Rub
     // The student's progress view reads the rubric, whatever format was asked for.
     if (options.out === undefined) writeRubric(defaultRubricPath(id), rubric);
   }
+  if (typeof options.html === 'string') writeAtomic(options.html, htmlReport(boundedRubric(rubric), { title: exercise.manifest.title }));
   console.log(formatReport(rubric, { color, title: exercise.manifest.title, rubricPath: relative(process.cwd(), out) || out, exerciseId: id, hintsLeft: exercise.manifest.hints.length - shown }));
   return { exitCode: rubric.status === 'passed' ? 0 : rubric.status === 'failed' ? 1 : 2, rubric };
 }
