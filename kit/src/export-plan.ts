@@ -88,6 +88,12 @@ export function studentExportPlan(layout: KitLayout = REPO, secrets: readonly Se
   // The course: its manifest, readings, knowledge checks (their answers are computed, so the banks give
   // nothing away that the reading does not) and experiments, with the commands that serve them.
   if (existsSync(root('course/package.json'))) out.push(...exportTree(layout, 'course'));
+  // The playground (pnpm playground exNN runs an exercise's public checks in the page), without the
+  // tests that need the reference solutions or the hidden checks (its browser test copies a solution in).
+  if (existsSync(root('playground/package.json'))) {
+    const needsSecrets = (e: ExportEntry) => e.path.startsWith('playground/test/') && /\bsolutions\b|\bhidden\b/.test(readFileSync(e.from!, 'utf8'));
+    out.push(...exportTree(layout, 'playground').filter((e) => !e.path.startsWith('playground/artifacts/') && !needsSecrets(e)));
+  }
   for (const p of existsSync(root('packages')) ? readdirSync(root('packages')).sort() : []) {
     if (existsSync(join(root('packages'), p, 'package.json'))) out.push(...exportTree(layout, `packages/${p}`));
   }
