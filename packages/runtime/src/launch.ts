@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LaunchSpecError } from './errors.ts';
 import { validateSpec } from './launch-spec.ts';
-import { refuseIfConfined } from './confined.ts';
+import { refuseIfConfined } from './loading/confined.ts';
 import { runInline } from './backends/inline.ts';
 import { runWorkers } from './backends/workers.ts';
 import { WorkerPool } from './backends/pool.ts';

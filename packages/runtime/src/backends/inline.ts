@@ -14,7 +14,7 @@ import type { MemoryMark } from '@dtlab/tensor/meter';
 import { createComm, notePeerFailed, type Comm } from '../comm.ts';
 import { Fabric } from '../fabric.ts';
 import { decodeValue, encodeValue } from '../wire.ts';
-import { Outcomes } from './settle.ts';
+import { Outcomes } from './outcomes.ts';
 import { nextTask as schedule } from '../next-task.ts';
 import { RankRuntime, type RankDeviceReport, type TimedCompletion } from '../device/rank-runtime.ts';
 import { deviceReport } from '../device/report.ts';

@@ -19,7 +19,7 @@ import type { Comm, CommRuntime, Completion, Transport } from '../comm.ts';
 import { completeWait } from '../comm.ts';
 import type { CollectiveCall } from '../errors.ts';
 import { OutOfMemoryError } from '../errors.ts';
-import type { Payload } from '../fabric.ts';
+import type { Payload } from '../wire.ts';
 import { Deliveries } from './deliveries.ts';
 
 /** The fabric as one rank reaches it; every call carries the virtual time of the stream that makes it. */
