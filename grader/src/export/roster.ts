@@ -113,26 +113,54 @@ function checkSeparator(file: string, text: string): void {
 
 /** The records of `text` with the line each starts on; csv-parse's errors become RosterErrors. */
 function parseRecords(file: string, text: string): RosterRow[] {
-  let parsed: { record: string[]; info: { lines: number } }[];
+  let parsed: { record: string[]; info: { bytes: number } }[];
   try {
     parsed = parse(text, { info: true, bom: false, skip_empty_lines: true, relax_column_count: false, max_record_size: ROSTER_LIMITS.field * ROSTER_LIMITS.columns }) as unknown as typeof parsed;
   } catch (e) {
-    throw csvProblem(file, e);
+    throw csvProblem(file, e, text);
   }
+  // A record starts where the one before it ended (info.bytes, past its line end), after any empty lines;
+  // csv-parse's own line count is not used: it counts a CRLF inside a quoted field as two lines.
+  const buf = Buffer.from(text, 'utf8');
+  let end = 0;
+  let line = 1;
   return parsed.map(({ record, info }) => {
-    // info.lines is the line the record ends on; a quoted field may span lines.
-    const line = info.lines - record.reduce((n, c) => n + countChar(c, '\n'), 0);
-    if (record.length > ROSTER_LIMITS.columns) throw new RosterError(file, line, `at most ${ROSTER_LIMITS.columns} columns`, `the row has ${record.length}`, 'Is it the roster?');
-    const long = record.findIndex((c) => c.length > ROSTER_LIMITS.field);
-    if (long >= 0) throw new RosterError(file, line, `fields of at most ${ROSTER_LIMITS.field} characters`, `field ${long + 1} has ${record[long]!.length}`, 'Is a quote left open above it?');
-    return { line, cells: record };
+    let start = end;
+    while (buf[start] === 0x0d || buf[start] === 0x0a) start++;
+    line += countByte(buf.subarray(end, start), 0x0a);
+    const here = line;
+    line += countByte(buf.subarray(start, info.bytes), 0x0a);
+    end = info.bytes;
+    return checkedRow(file, here, record);
   });
 }
 
-function csvProblem(file: string, e: unknown): RosterError | unknown {
-  const err = e as { code?: string; lines?: number; record?: string[]; message?: string };
+function checkedRow(file: string, line: number, record: string[]): RosterRow {
+    if (record.length > ROSTER_LIMITS.columns) throw new RosterError(file, line, `at most ${ROSTER_LIMITS.columns} columns`, `the row has ${record.length}`, 'Is it the roster?');
+    const long = record.findIndex((c) => c.length > ROSTER_LIMITS.field);
+    if (long >= 0) throw new RosterError(file, line, `fields of at most ${ROSTER_LIMITS.field} characters`, `field ${long + 1} has ${record[long]!.length}`, 'Is a quote left open above it?');
+  return { line, cells: record };
+}
+
+function csvProblem(file: string, e: unknown, text: string): RosterError | unknown {
+  const err = e as { code?: string; bytes?: number; record?: string[]; message?: string };
   if (typeof err?.code !== 'string') return e;
-  const line = typeof err.lines === 'number' ? err.lines : null;
+  let line: number | null = null;
+  if (typeof err.bytes === 'number') {
+    const buf = Buffer.from(text, 'utf8');
+    if (Array.isArray(err.record)) {
+      // A whole record that is wrong: it ends at `bytes` (its line end included); it starts as many lines up as its fields hold.
+      let end = err.bytes;
+      if (buf[end - 1] === 0x0a) end--;
+      if (buf[end - 1] === 0x0d) end--;
+      line = 1 + countByte(buf.subarray(0, end), 0x0a) - err.record.reduce((n, c) => n + countChar(c, '\n'), 0);
+    } else {
+      // A record that could not be read to its end: `bytes` is where the reading of it began.
+      let start = err.bytes;
+      while (buf[start] === 0x0d || buf[start] === 0x0a) start++;
+      line = 1 + countByte(buf.subarray(0, start), 0x0a);
+    }
+  }
   switch (err.code) {
     case 'CSV_RECORD_INCONSISTENT_FIELDS_LENGTH':
     case 'CSV_RECORD_INCONSISTENT_COLUMNS': {
@@ -140,7 +168,7 @@ function csvProblem(file: string, e: unknown): RosterError | unknown {
       return new RosterError(file, line, 'as many fields as the header (line 1) has columns', `the row has ${got} fields`, "A field holding ',' must be in double quotes; is a quote missing, or a cell added outside the table?");
     }
     case 'CSV_QUOTE_NOT_CLOSED':
-      return new RosterError(file, line, 'a closing \'"\' for every field that opens with one', 'a quoted field is still open at the end of the file', 'Find the field whose quote is not closed (it swallows every line after it)');
+      return new RosterError(file, line, 'a closing \'"\' for every field that opens with one', 'a quoted field that starts on this line is still open at the end of the file', 'Close its quote (it swallows every line after it)');
     case 'CSV_INVALID_CLOSING_QUOTE':
     case 'INVALID_OPENING_QUOTE':
     case 'CSV_NON_TRIMABLE_CHAR_AFTER_CLOSING_QUOTE':
