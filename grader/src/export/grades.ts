@@ -50,12 +50,18 @@ export class ResultsError extends UserError {
 
 const exerciseKey = (folder: string) => folder.slice(0, 4);
 
+const titles = new Map<string, string>();
 function exerciseTitle(folder: string): string {
-  try {
-    return `${exerciseKey(folder)} ${findExercise(folder).manifest.title}`;
-  } catch {
-    return folder; // an exercise this checkout does not have: its folder name says enough
+  let t = titles.get(folder);
+  if (t === undefined) {
+    try {
+      t = `${exerciseKey(folder)} ${findExercise(folder).manifest.title}`;
+    } catch {
+      t = folder; // an exercise this checkout does not have: its folder name says enough
+    }
+    titles.set(folder, t);
   }
+  return t;
 }
 
 function rubricCell(r: Rubric): GradeCell {
