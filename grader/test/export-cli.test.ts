@@ -4,7 +4,7 @@
  * nothing written), and usage errors that say what to give.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import { ROOT } from '../src/paths.ts';
 import { missingRubric, resultsFolder, rubricOf } from './export-fixtures.ts';
 
 const CLI = join(ROOT, 'grader', 'src', 'cli', 'export.ts');
+const BATCH = join(ROOT, 'grader', 'src', 'cli', 'batch.ts');
 const CANVAS = join(import.meta.dirname, 'fixtures', 'exports', 'canvas-gradebook.csv');
 const tmp = mkdtempSync(join(tmpdir(), 'dtlab-export-cli-'));
 let results: ReturnType<typeof resultsFolder>;
@@ -27,8 +28,9 @@ afterAll(() => {
 
 // tsx from the grader's dependencies: the command runs in a temporary folder, where `--import tsx` would not resolve.
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const run = (...args: string[]) => {
-  const r = spawnSync(process.execPath, ['--import', TSX, CLI, ...args], { cwd: tmp, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
+const run = (...args: string[]) => runCli(CLI, args);
+const runCli = (cli: string, args: string[]) => {
+  const r = spawnSync(process.execPath, ['--import', TSX, cli, ...args], { cwd: tmp, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 };
 
@@ -62,5 +64,17 @@ describe('pnpm grade:export', () => {
     expect(run(results.dir, '--canvas', CANVAS, '--moodle', CANVAS, '--out', 'x.csv').stderr).toMatch(/\(got --canvas and --moodle\)/);
     expect(run(results.dir, '--canvas', CANVAS).stderr).toMatch(/--out FILE is required/);
     expect(run(join(tmp, 'nowhere'), '--canvas', CANVAS, '--out', 'x.csv').stderr).toMatch(/no such folder/);
+  });
+
+  it('grade:batch --junit writes the JUnit report of the batch beside its gradebook', () => {
+    // A student whose work holds no exercise folder: the pair is recorded as missing, nothing is run.
+    mkdirSync(join(tmp, 'subs', 'ann'), { recursive: true });
+    writeFileSync(join(tmp, 'subs', 'ann', 'notes.txt'), 'nothing yet');
+    const r = runCli(BATCH, [join(tmp, 'subs'), '--out', join(tmp, 'batch-out'), '--exercises', 'ex01', '--junit', '--plain', '--no-typecheck']);
+    expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
+    expect(r.stdout).toMatch(/JUnit report: .*junit\.xml/);
+    const xml = readFileSync(join(tmp, 'batch-out', 'junit.xml'), 'utf8');
+    expect(xml).toContain('<testsuite name="ann/ex01-allreduce-mean"');
+    expect(xml).toMatch(/<testcase name="two-ranks: Mean of two ranks' tensors" classname="ann\.ex01-allreduce-mean\.public" time="0\.000">\n\s*<skipped message="not run: /);
   });
 });

@@ -20,7 +20,7 @@
  * PATH (pnpm/action-setup, the version from package.json's packageManager)
  * before the dependencies, once, in a step of their own.
  */
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import type { Exercise } from '../exercises.ts';
 import { maxPoints } from '../manifest.ts';
 import { UserError } from '../user-error.ts';
@@ -99,6 +99,9 @@ export function classroomWorkflow(exercises: readonly Exercise[]): string {
       },
     },
   };
+  const text = stringify(workflow, { lineWidth: 0 });
+  // What is written must read back as the workflow it was made from (quoting of names with colons, expressions).
+  if (JSON.stringify(parse(text)) !== JSON.stringify(workflow)) throw new Error('BUG: the classroom workflow does not read back as it was made');
   const header = '# Grades each push with GitHub Classroom: one step per exercise (its public checks, worth their points).\n# Made by `pnpm kit export --student` from the exercise manifests; edit those, not this file.\n';
-  return header + stringify(workflow, { lineWidth: 0 });
+  return header + text;
 }
