@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { firstInvalidUtf8, parseRoster, readRoster, requireColumns, RosterError, ROSTER_LIMITS } from '../src/export/roster.ts';
+import { parseRoster, readRoster, requireColumns, RosterError, ROSTER_LIMITS } from '../src/export/roster.ts';
+import { firstInvalidUtf8 } from '../src/export/utf8.ts';
 
 const tmp = mkdtempSync(join(tmpdir(), 'dtlab-roster-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

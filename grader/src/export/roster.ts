@@ -15,6 +15,7 @@ import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { UserError } from '../user-error.ts';
 import { printable } from '../text.ts';
+import { firstInvalidUtf8 } from './utf8.ts';
 
 /** How much of a roster is read at all: far above any class, far below what would hurt. */
 export const ROSTER_LIMITS = Object.freeze({
@@ -229,28 +230,4 @@ function countByte(b: Uint8Array, v: number): number {
   let n = 0;
   for (const x of b) if (x === v) n++;
   return n;
-}
-
-/** The offset of the first byte of `b` that is not part of a well-formed UTF-8 sequence, or null. */
-export function firstInvalidUtf8(b: Uint8Array): number | null {
-  let i = 0;
-  while (i < b.length) {
-    const x = b[i]!;
-    if (x < 0x80) {
-      i++;
-      continue;
-    }
-    // Lead byte: how many continuation bytes follow, and the smallest value (no overlong forms, no surrogates).
-    const n = x >= 0xc2 && x <= 0xdf ? 1 : x >= 0xe0 && x <= 0xef ? 2 : x >= 0xf0 && x <= 0xf4 ? 3 : -1;
-    if (n < 0 || i + n >= b.length) return i;
-    let cp = x & (0x3f >> n);
-    for (let k = 1; k <= n; k++) {
-      const y = b[i + k]!;
-      if ((y & 0xc0) !== 0x80) return i;
-      cp = (cp << 6) | (y & 0x3f);
-    }
-    if ((n === 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n === 3 && (cp < 0x10000 || cp > 0x10ffff))) return i;
-    i += n + 1;
-  }
-  return null;
 }
