@@ -93,7 +93,7 @@ describe('pnpm grade', () => {
       [['ex99'], /no exercise named 'ex99'\. Exercises: ex01-allreduce-mean/],
       [['ex01', 'ex02'], /grade one exercise at a time, got: ex01 ex02/],
       [['ex01', '--seed', '-1'], /--seed must be a non-negative integer, got -1/],
-      [['ex01', '--format', 'csv'], /--format must be rubric or gradescope, got csv/],
+      [['ex01', '--format', 'csv'], /--format must be rubric, gradescope or junit, got csv/],
       [['ex01', '--submission', join(out, 'nowhere')], /--submission .*nowhere: no such folder/],
     ];
     for (const [args, message] of cases) {

@@ -3,8 +3,9 @@
  * not go: the workspace files (rewritten without the course-author wiring),
  * the libraries, the exercises, the grader without its hidden checks and
  * templates and without the tests and fixtures that need solutions, and the
- * scripts. And the check that nothing in it holds a solution's or a hidden
- * check's source.
+ * scripts; and the GitHub Classroom workflow, made from the exercise
+ * manifests. And the check that nothing in it holds a solution's or a
+ * hidden check's source.
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import { GENERATED_DIRS, type KitLayout, REPO } from './layout.ts';
 import { scanForLeaks, secretsOf, walkFiles, type Secret, type SourceText } from './leaks.ts';
 import { EXERCISE_ENTRIES } from './structure.ts';
 import { KIT_TASK, withoutKitTasks } from './turbo.ts';
+import { CLASSROOM_WORKFLOW_PATH, classroomWorkflow, listExercises } from '@dtlab/grader/grading';
 
 /** One file of an export: copied from `from`, or written with `text`. */
 export interface ExportEntry {
@@ -84,6 +86,8 @@ export function studentExportPlan(layout: KitLayout = REPO, secrets: readonly Se
     else if (f === 'README.md') out.push({ path: f, text: withoutSection(readFileSync(root(f), 'utf8'), 'For course authors') });
     else out.push({ path: f, from: root(f) });
   }
+  // GitHub Classroom grades each push of a student's repository with it (grader/src/export/classroom.ts).
+  out.push({ path: CLASSROOM_WORKFLOW_PATH, text: classroomWorkflow(listExercises(layout.exercises)) });
   out.push(...exportTree(layout, 'scripts'));
   // The course: its manifest, readings, knowledge checks (their answers are computed, so the banks give
   // nothing away that the reading does not) and experiments, with the commands that serve them.

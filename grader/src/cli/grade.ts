@@ -1,5 +1,5 @@
 /**
- * `pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden] [--typecheck] [--watch] [--html FILE]`
+ * `pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope|junit] [--seed N] [--no-hidden] [--typecheck] [--watch] [--html FILE]`
  *
  * Grades one exercise and prints a report; exits 0 when every check passed,
  * 1 when one failed, 2 when grading itself failed. With --typecheck the
@@ -21,14 +21,15 @@ import { findExercise, listExercises, type Exercise } from '../exercises.ts';
 import { gradeSubmission } from '../grade.ts';
 import { sweepLeftovers } from '../leftovers.ts';
 import { formatReport, palette } from '../report.ts';
-import { boundedRubric, toGradescope, validateRubric, writeAtomic, writeRubric, type Rubric } from '../rubric.ts';
+import { boundedRubric, validateRubric, writeAtomic, writeRubric, type Rubric } from '../rubric.ts';
+import { gradescopeResults, writeGradescopeResults } from '../export/gradescope.ts';
+import { junitXml, writeJunit } from '../export/junit.ts';
 import { defaultRubricPath, hintsShown, lastRubric } from '../grade-records.ts';
 import { recordTypeCheck, TypeChecker } from '../typecheck.ts';
 import { parseArgs, runCli, UsageError } from './args.ts';
-import { jsonText } from '../text.ts';
 import { htmlReport } from '../html-report.ts';
 
-const USAGE = 'usage: pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope] [--seed N] [--no-hidden] [--typecheck] [--watch] [--html FILE]';
+const USAGE = 'usage: pnpm grade [exNN] [--submission DIR] [--out FILE] [--format rubric|gradescope|junit] [--seed N] [--no-hidden] [--typecheck] [--watch] [--html FILE]';
 
 /** The exercises by chapter of the course (those in no chapter last), each with its last score. */
 async function progressView(color: boolean): Promise<number> {
@@ -91,7 +92,7 @@ interface GradeRun {
   exercise: Exercise;
   submissionDir: string;
   seed: number | undefined;
-  format: 'rubric' | 'gradescope';
+  format: 'rubric' | 'gradescope' | 'junit';
   out: string;
   options: Record<string, string | boolean | undefined>;
   color: boolean;
@@ -108,7 +109,7 @@ async function main(): Promise<number> {
   if (positional.length > 1) throw new UsageError(`grade one exercise at a time, got: ${positional.join(' ')}\n${USAGE}`);
   const exercise = findExercise(positional[0]!);
   const format = (options.format as string | undefined) ?? 'rubric';
-  if (format !== 'rubric' && format !== 'gradescope') throw new UsageError(`--format must be rubric or gradescope, got ${format}\n${USAGE}`);
+  if (format !== 'rubric' && format !== 'gradescope' && format !== 'junit') throw new UsageError(`--format must be rubric, gradescope or junit, got ${format}\n${USAGE}`);
   let seed: number | undefined;
   if (options.seed !== undefined) {
     seed = Number(options.seed);
@@ -117,7 +118,7 @@ async function main(): Promise<number> {
   const id = exercise.manifest.id;
   const submissionDir = (options.submission as string | undefined) ?? exercise.dir;
   if (!existsSync(submissionDir)) throw new UsageError(`--submission ${submissionDir}: no such folder (a submission is a folder holding the exercise's src/)`);
-  const out = (options.out as string | undefined) ?? (format === 'rubric' ? defaultRubricPath(id) : defaultRubricPath(`${id}.gradescope`));
+  const out = (options.out as string | undefined) ?? (format === 'rubric' ? defaultRubricPath(id) : format === 'junit' ? defaultRubricPath(`${id}.junit`).replace(/\.json$/, '.xml') : defaultRubricPath(`${id}.gradescope`));
   sweepLeftovers(); // private copies of a grading killed with kill -9
   const run: GradeRun = { exercise, submissionDir, seed, format, out, options, color };
   if (options.watch) return watch(run);
@@ -157,7 +158,8 @@ async function gradeOnce(run: GradeRun): Promise<{ exitCode: number; rubric: Rub
   if (format === 'rubric') writeRubric(out, rubric);
   else {
     validateRubric(rubric);
-    writeAtomic(out, jsonText(toGradescope(rubric)));
+    if (format === 'junit') writeJunit(out, junitXml([{ rubric }], `dtlab ${id}`));
+    else writeGradescopeResults(out, gradescopeResults(rubric, { leaderboard: exercise.manifest.leaderboard }));
     // The student's progress view reads the rubric, whatever format was asked for.
     if (options.out === undefined) writeRubric(defaultRubricPath(id), rubric);
   }
