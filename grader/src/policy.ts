@@ -17,6 +17,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { parse } from '@babel/parser';
+import type * as t from '@babel/types';
 import { sourceFiles, syntaxOf } from './source-files.ts';
 
 export { sourceFiles };
@@ -50,7 +51,247 @@ const PATCHING_CALLS = new Set([
   'Reflect.set', 'Reflect.defineProperty', 'Reflect.setPrototypeOf', 'Reflect.deleteProperty',
 ]);
 
-type Node = { type: string; loc?: { start: { line: number; column: number } }; [k: string]: unknown };
+/** A syntax node of the type `K`. */
+type NodeOf<K extends t.Node['type']> = Extract<t.Node, { type: K }>;
+
+/** Where the walk is, and what it knows of the file so far: what a rule reads besides its node. */
+interface Walk {
+  parent: t.Node | null;
+  /** The key of `parent` the node sits under ('property', 'key', 'callee'...). */
+  key: string;
+  /** Functions the walk is inside: an await outside every function is a top-level await. */
+  functionDepth: number;
+  /** Local names bound by the file's (non-type) imports: patching them is patching imported code. */
+  imported: Set<string>;
+  report(n: t.Node, rule: PolicyViolation['rule'], message: string): void;
+}
+
+/** A rule returns SKIP when nothing inside its node needs a look. */
+const SKIP = Symbol('skip the children');
+type Rule<N extends t.Node> = (n: N, walk: Walk) => void | typeof SKIP;
+
+/**
+ * The rules, keyed by the syntax node type each applies to: a node whose type
+ * has no rule is only walked through. Adding a construct to forbid is adding
+ * an entry here.
+ */
+type RuleTable = { [K in t.Node['type']]?: Rule<NodeOf<K>> };
+
+/** Walks `root` depth first, calling the rule for each node's type. */
+function walkWith(rules: RuleTable, root: t.Node, walk: Walk): void {
+  const visit = (n: t.Node, parent: t.Node | null, key: string): void => {
+    walk.parent = parent;
+    walk.key = key;
+    const rule = rules[n.type] as Rule<t.Node> | undefined;
+    if (rule?.(n, walk) === SKIP) return;
+    const isFunction = FUNCTIONS.has(n.type);
+    if (isFunction) walk.functionDepth++;
+    forEachChild(n, visit);
+    if (isFunction) walk.functionDepth--;
+  };
+  visit(root, null, 'program');
+}
+
+const FUNCTIONS = new Set<t.Node['type']>(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression', 'ObjectMethod', 'ClassMethod', 'ClassPrivateMethod']);
+
+/** The rule broken by a reference to a host global: running code from strings, or reaching the host. */
+const hostRule = (name: string): PolicyViolation['rule'] => (name === 'eval' || name === 'Function' ? 'dynamic-code' : 'host-access');
+
+/** The location fields of a violation at `n`. */
+const place = (n: t.Node) => ({ line: n.loc?.start.line ?? 0, column: (n.loc?.start.column ?? 0) + 1 });
+
+/** Calls `f` on each syntax-node child of `n`, with the key it sits under. */
+function forEachChild(n: t.Node, f: (child: t.Node, parent: t.Node, key: string) => void): void {
+  for (const [k, v] of Object.entries(n)) {
+    if (k === 'loc' || k === 'start' || k === 'end' || k === 'extra' || k === 'leadingComments' || k === 'trailingComments' || k === 'innerComments') continue;
+    if (Array.isArray(v)) {
+      for (const c of v) if (isNode(c)) f(c, n, k);
+    } else if (isNode(v)) f(v, n, k);
+  }
+}
+
+function isNode(v: unknown): v is t.Node {
+  return typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string';
+}
+
+// Identifiers in these positions are names, not references to globals.
+function isNameOnly(parent: t.Node | null, key: string): boolean {
+  if (!parent) return false;
+  if ((parent.type === 'MemberExpression' || parent.type === 'OptionalMemberExpression') && key === 'property' && !parent.computed) return true;
+  if ((parent.type === 'ObjectProperty' || parent.type === 'ObjectMethod' || parent.type === 'ClassProperty' || parent.type === 'ClassMethod' || parent.type === 'TSPropertySignature' || parent.type === 'ClassPrivateProperty') && key === 'key' && !('computed' in parent && parent.computed)) return true;
+  if (parent.type.startsWith('TS') && parent.type !== 'TSNonNullExpression' && parent.type !== 'TSAsExpression' && parent.type !== 'TSSatisfiesExpression' && parent.type !== 'TSTypeAssertion') return true;
+  if (parent.type === 'ImportSpecifier' || parent.type === 'ExportSpecifier' || parent.type === 'LabeledStatement' || parent.type === 'BreakStatement' || parent.type === 'ContinueStatement') return true;
+  return false;
+}
+
+/** Names that compiled CommonJS code uses for its own module, as the compiler emits them: allowed there. */
+const COMPILED_MODULE_NAMES = new Set(['require', 'module', 'exports', '__filename', '__dirname']);
+
+/** The rules for compiled code (checkCompiled): references to the host, and dynamic import. */
+function compiledRules(file: string): RuleTable {
+  const dynamicImport: Rule<t.Node> = (n, w) => w.report(n, 'dynamic-code', `dynamic import() is not allowed (in the compiled code of ${file})`);
+  return {
+    Identifier: (n, w) => {
+      if (HOST_GLOBALS.has(n.name) && !COMPILED_MODULE_NAMES.has(n.name) && !isNameOnly(w.parent, w.key)) {
+        w.report(n, hostRule(n.name), `'${n.name}' is not allowed in a submission (it is in the compiled code of ${file}: a JSX tag or a construct the compiler turned into it)`);
+      }
+    },
+    ImportExpression: dynamicImport,
+    Import: dynamicImport,
+  };
+}
+
+/**
+ * Checks compiled code (what the compiler made of `file`: CommonJS, as it
+ * runs) for references to the host: the same rule as for the source, with
+ * the compiled module's own require, module and exports allowed (they are the
+ * confined ones). The source is read as the compiler reads it, but two
+ * parsers can still differ; the compiled code is what runs, so it is read
+ * too. A JSX tag `<Function />` is `Function` here, whatever the source said.
+ */
+export function checkCompiled(code: string, file: string): PolicyViolation[] {
+  const out: PolicyViolation[] = [];
+  let ast: t.File;
+  try {
+    ast = parse(code, { sourceType: 'script', allowReturnOutsideFunction: false, errorRecovery: false });
+  } catch (e) {
+    out.push({ file, line: 0, column: 0, rule: 'syntax', message: `the compiled code could not be read: ${(e as Error).message}` });
+    return out;
+  }
+  walkWith(compiledRules(file), ast.program, newWalk(file, out));
+  return out;
+}
+
+function newWalk(file: string, out: PolicyViolation[]): Walk {
+  return {
+    parent: null,
+    key: 'program',
+    functionDepth: 0,
+    imported: new Set(),
+    report: (n, rule, message) => out.push({ file, ...place(n), rule, message }),
+  };
+}
+
+/** The member name of `n` when it is static (`a.b`, `a['b']`), else null. */
+function memberName(n: t.MemberExpression | t.OptionalMemberExpression): string | null {
+  const p = n.property;
+  if (!n.computed && p.type === 'Identifier') return p.name;
+  if (p.type === 'StringLiteral') return p.value;
+  return null;
+}
+
+/** The object at the root of a member chain (`a` of `a.b!.c`), through non-null and `as`. */
+function rootOf(n: t.Node): t.Node {
+  let x = n;
+  while (x.type === 'MemberExpression' || x.type === 'OptionalMemberExpression' || x.type === 'TSNonNullExpression' || x.type === 'TSAsExpression') {
+    x = x.type === 'TSNonNullExpression' || x.type === 'TSAsExpression' ? x.expression : x.object;
+  }
+  return x;
+}
+
+function touchesPrototype(n: t.Node): boolean {
+  for (let x = n; x.type === 'MemberExpression' || x.type === 'OptionalMemberExpression'; x = x.object) {
+    const name = memberName(x);
+    if (name === 'prototype' || name === '__proto__') return true;
+  }
+  return false;
+}
+
+/** What writing to `target` would patch (a prototype, a built-in, an import), or null when it patches nothing shared. */
+function patchTarget(target: t.Node, imported: Set<string>): string | null {
+  if (target.type !== 'MemberExpression' && target.type !== 'OptionalMemberExpression') return null;
+  const root = rootOf(target);
+  if (touchesPrototype(target)) return 'a prototype';
+  if (root.type === 'Identifier' && BUILTINS.has(root.name)) return `the built-in ${root.name}`;
+  if (root.type === 'Identifier' && imported.has(root.name)) return `the imported ${root.name}`;
+  return null;
+}
+
+/** `Object.defineProperty` for a callee `Object.defineProperty`; null for anything else. */
+function calleeName(c: t.Node): string | null {
+  return c.type === 'MemberExpression' && c.object.type === 'Identifier' ? `${c.object.name}.${memberName(c) ?? '?'}` : null;
+}
+
+/** The rules for a submission's source (checkSource). Import sources are checked against `allowedImports` and `srcDir`. */
+function sourceRules(srcDir: string, absFile: string, allowedImports: readonly string[]): RuleTable {
+  const importSource = (n: t.Node, spec: string, typeOnly: boolean, w: Walk) => {
+    if (typeOnly) return;
+    if (spec.startsWith('./') || spec.startsWith('../')) {
+      const target = resolve(dirname(absFile), spec);
+      if (target !== srcDir && !target.startsWith(srcDir + sep)) w.report(n, 'import', `import of '${spec}' leaves the submission's src/ folder`);
+      return;
+    }
+    if (!allowedImports.includes(spec)) {
+      w.report(n, 'import', `import of '${spec}' is not allowed in this exercise (allowed: ${allowedImports.join(', ') || 'only files in src/'})`);
+    }
+  };
+  const TOP_LEVEL_AWAIT = "top-level 'await' is not allowed: the grader loads submissions as CommonJS modules, which cannot wait; await inside your exported function instead";
+  const DYNAMIC_IMPORT = 'dynamic import() is not allowed: import modules statically at the top of the file';
+  const member: Rule<t.MemberExpression | t.OptionalMemberExpression> = (n, w) => {
+    if (memberName(n) === 'constructor') w.report(n, 'dynamic-code', "reaching a constructor through '.constructor' is not allowed");
+    if (memberName(n) === '__proto__') w.report(n, 'patching', "'__proto__' is not allowed");
+  };
+  const assignment: Rule<t.AssignmentExpression | t.UpdateExpression> = (n, w) => {
+    const what = patchTarget(n.type === 'AssignmentExpression' ? n.left : n.argument, w.imported);
+    if (what) w.report(n, 'patching', `assigning to a property of ${what} is not allowed: submissions must not patch globals, prototypes or imported code`);
+  };
+  const call: Rule<t.CallExpression | t.OptionalCallExpression> = (n, w) => {
+    const name = calleeName(n.callee);
+    if (!name || !PATCHING_CALLS.has(name)) return;
+    const first = n.arguments[0];
+    const what = first ? (first.type === 'Identifier' && (BUILTINS.has(first.name) || w.imported.has(first.name)) ? first.name : patchTarget(first, w.imported)) : null;
+    if (what) w.report(n, 'patching', `${name} on ${what} is not allowed: submissions must not patch globals, prototypes or imported code`);
+  };
+  return {
+    AwaitExpression: (n, w) => {
+      if (w.functionDepth === 0) w.report(n, 'top-level-await', TOP_LEVEL_AWAIT);
+    },
+    ForOfStatement: (n, w) => {
+      if (w.functionDepth === 0 && n.await) w.report(n, 'top-level-await', TOP_LEVEL_AWAIT);
+    },
+    ImportDeclaration: (n, w) => {
+      importSource(n, n.source.value, n.importKind === 'type', w);
+      return SKIP; // nothing inside an import needs a look (its bindings were collected before the walk)
+    },
+    ExportNamedDeclaration: (n, w) => {
+      if (n.source) importSource(n, n.source.value, n.exportKind === 'type', w);
+    },
+    ExportAllDeclaration: (n, w) => importSource(n, n.source.value, n.exportKind === 'type', w),
+    ImportExpression: (n, w) => w.report(n, 'dynamic-code', DYNAMIC_IMPORT),
+    Import: (n, w) => w.report(n, 'dynamic-code', DYNAMIC_IMPORT),
+    TSImportEqualsDeclaration: (n, w) => {
+      w.report(n, 'import', '`import x = require(...)` is not allowed: use an ES import from the allowlist');
+      return SKIP;
+    },
+    MetaProperty: (n, w) => {
+      if (n.meta.name === 'import') w.report(n, 'host-access', 'import.meta is not allowed');
+    },
+    Identifier: (n, w) => {
+      if (HOST_GLOBALS.has(n.name) && !isNameOnly(w.parent, w.key)) {
+        w.report(n, hostRule(n.name), `'${n.name}' is not allowed in a submission${n.name === 'process' ? ' (use comm.rank and comm.worldSize; rank programs must not touch the process)' : ''}`);
+      }
+    },
+    JSXOpeningElement: (n, w) => {
+      // `<Function />` compiles to a call with Function itself: a tag name is a reference.
+      let name: t.JSXOpeningElement['name'] = n.name;
+      while (name.type === 'JSXMemberExpression') name = name.object;
+      if (name.type === 'JSXIdentifier' && HOST_GLOBALS.has(name.name)) {
+        w.report(name, hostRule(name.name), `'${name.name}' is not allowed in a submission (as a JSX tag it is a reference to it)`);
+      }
+    },
+    MemberExpression: member,
+    OptionalMemberExpression: member,
+    AssignmentExpression: assignment,
+    UpdateExpression: assignment,
+    UnaryExpression: (n, w) => {
+      if (n.operator !== 'delete') return;
+      const what = patchTarget(n.argument, w.imported);
+      if (what) w.report(n, 'patching', `deleting a property of ${what} is not allowed`);
+    },
+    CallExpression: call,
+    OptionalCallExpression: call,
+  };
+}
 
 /**
  * Checks every source file under `srcDir` (each file the compiler compiles:
@@ -64,207 +305,26 @@ export function checkPolicy(srcDir: string, allowedImports: readonly string[]): 
   return violations;
 }
 
-/** Names that compiled CommonJS code uses for its own module, as the compiler emits them: allowed there. */
-const COMPILED_MODULE_NAMES = new Set(['require', 'module', 'exports', '__filename', '__dirname']);
-
-/**
- * Checks compiled code (what the compiler made of `file`: CommonJS, as it
- * runs) for references to the host: the same rule as for the source, with
- * the compiled module's own require, module and exports allowed (they are the
- * confined ones). The source is read as the compiler reads it, but two
- * parsers can still differ; the compiled code is what runs, so it is read
- * too. A JSX tag `<Function />` is `Function` here, whatever the source said.
- */
-export function checkCompiled(code: string, file: string): PolicyViolation[] {
-  const out: PolicyViolation[] = [];
-  let ast: Node;
-  try {
-    ast = parse(code, { sourceType: 'script', allowReturnOutsideFunction: false, errorRecovery: false }) as unknown as Node;
-  } catch (e) {
-    out.push({ file, line: 0, column: 0, rule: 'syntax', message: `the compiled code could not be read: ${(e as Error).message}` });
-    return out;
-  }
-  const visit = (n: Node, parent: Node | null, key: string) => {
-    if (n.type === 'Identifier' && HOST_GLOBALS.has(n.name as string) && !COMPILED_MODULE_NAMES.has(n.name as string) && !isNameOnly(parent, key)) {
-      out.push({ file, line: n.loc?.start.line ?? 0, column: (n.loc?.start.column ?? 0) + 1, rule: n.name === 'eval' || n.name === 'Function' ? 'dynamic-code' : 'host-access', message: `'${n.name as string}' is not allowed in a submission (it is in the compiled code of ${file}: a JSX tag or a construct the compiler turned into it)` });
-    }
-    if (n.type === 'ImportExpression' || n.type === 'Import') out.push({ file, line: n.loc?.start.line ?? 0, column: 0, rule: 'dynamic-code', message: `dynamic import() is not allowed (in the compiled code of ${file})` });
-    forEachChild(n, visit);
-  };
-  visit(ast.program as Node, null, 'program');
-  return out;
-}
-
-/** Calls `f` on each syntax-node child of `n`, with the key it sits under. */
-function forEachChild(n: Node, f: (child: Node, parent: Node, key: string) => void): void {
-  for (const [k, v] of Object.entries(n)) {
-    if (k === 'loc' || k === 'start' || k === 'end' || k === 'extra' || k === 'leadingComments' || k === 'trailingComments' || k === 'innerComments') continue;
-    if (Array.isArray(v)) {
-      for (const c of v) if (c && typeof c === 'object' && typeof (c as Node).type === 'string') f(c as Node, n, k);
-    } else if (v && typeof v === 'object' && typeof (v as Node).type === 'string') f(v as Node, n, k);
-  }
-}
-
-// Identifiers in these positions are names, not references to globals.
-function isNameOnly(parent: Node | null, key: string): boolean {
-  if (!parent) return false;
-  if ((parent.type === 'MemberExpression' || parent.type === 'OptionalMemberExpression') && key === 'property' && !parent.computed) return true;
-  if ((parent.type === 'ObjectProperty' || parent.type === 'ObjectMethod' || parent.type === 'ClassProperty' || parent.type === 'ClassMethod' || parent.type === 'TSPropertySignature' || parent.type === 'ClassPrivateProperty') && key === 'key' && !parent.computed) return true;
-  if (parent.type.startsWith('TS') && parent.type !== 'TSNonNullExpression' && parent.type !== 'TSAsExpression' && parent.type !== 'TSSatisfiesExpression' && parent.type !== 'TSTypeAssertion') return true;
-  if (parent.type === 'ImportSpecifier' || parent.type === 'ExportSpecifier' || parent.type === 'LabeledStatement' || parent.type === 'BreakStatement' || parent.type === 'ContinueStatement') return true;
-  return false;
-}
-
 /** Checks one file's source text. `absFile` locates relative imports; they must stay inside `srcDir`. */
 export function checkSource(code: string, file: string, srcDir: string, absFile: string, allowedImports: readonly string[]): PolicyViolation[] {
   const out: PolicyViolation[] = [];
-  const at = (n: Node, rule: PolicyViolation['rule'], message: string) =>
-    out.push({ file, line: n.loc?.start.line ?? 0, column: (n.loc?.start.column ?? 0) + 1, rule, message });
-  let ast: Node;
+  let ast: t.File;
   try {
     // Parsed as the compiler reads it (source-files.ts): TypeScript or not, JSX or not, by extension.
     const syntax = syntaxOf(file) ?? { typescript: true, jsx: false };
     const plugins: ('typescript' | 'jsx')[] = [...(syntax.typescript ? (['typescript'] as const) : []), ...(syntax.jsx ? (['jsx'] as const) : [])];
-    ast = parse(code, { sourceType: 'module', plugins, errorRecovery: false }) as unknown as Node;
+    ast = parse(code, { sourceType: 'module', plugins, errorRecovery: false });
   } catch (e) {
     const err = e as Error & { loc?: { line: number; column: number } };
     out.push({ file, line: err.loc?.line ?? 0, column: (err.loc?.column ?? 0) + 1, rule: 'syntax', message: `syntax error: ${err.message.replace(/\s*\(\d+:\d+\)$/, '')}` });
     return out;
   }
-  const imported = new Set<string>();
-
-  const checkSourceSpec = (n: Node, spec: string, typeOnly: boolean) => {
-    if (typeOnly) return;
-    if (spec.startsWith('./') || spec.startsWith('../')) {
-      const target = resolve(dirname(absFile), spec);
-      if (target !== srcDir && !target.startsWith(srcDir + sep)) at(n, 'import', `import of '${spec}' leaves the submission's src/ folder`);
-      return;
-    }
-    if (!allowedImports.includes(spec)) {
-      at(n, 'import', `import of '${spec}' is not allowed in this exercise (allowed: ${allowedImports.join(', ') || 'only files in src/'})`);
-    }
-  };
-
-  const rootOf = (n: Node): Node => {
-    let x = n;
-    while (x.type === 'MemberExpression' || x.type === 'OptionalMemberExpression' || x.type === 'TSNonNullExpression' || x.type === 'TSAsExpression') {
-      x = (x.type === 'TSNonNullExpression' || x.type === 'TSAsExpression' ? x.expression : x.object) as Node;
-    }
-    return x;
-  };
-  const memberName = (n: Node): string | null => {
-    const p = n.property as Node;
-    if (!n.computed && p.type === 'Identifier') return p.name as string;
-    if (p.type === 'StringLiteral') return p.value as string;
-    return null;
-  };
-  const touchesPrototype = (n: Node): boolean => {
-    for (let x = n; x.type === 'MemberExpression' || x.type === 'OptionalMemberExpression'; x = x.object as Node) {
-      const name = memberName(x);
-      if (name === 'prototype' || name === '__proto__') return true;
-    }
-    return false;
-  };
-  const patchTarget = (target: Node): string | null => {
-    if (target.type !== 'MemberExpression' && target.type !== 'OptionalMemberExpression') return null;
-    const root = rootOf(target);
-    if (touchesPrototype(target)) return 'a prototype';
-    if (root.type === 'Identifier' && BUILTINS.has(root.name as string)) return `the built-in ${root.name as string}`;
-    if (root.type === 'Identifier' && imported.has(root.name as string)) return `the imported ${root.name as string}`;
-    return null;
-  };
-  const calleeName = (c: Node): string | null =>
-    c.type === 'MemberExpression' && (c.object as Node).type === 'Identifier' ? `${(c.object as Node).name as string}.${memberName(c) ?? '?'}` : null;
-
-  // Functions the walk is inside: an await outside every function is a top-level await.
-  let functionDepth = 0;
-  const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression', 'ObjectMethod', 'ClassMethod', 'ClassPrivateMethod']);
-
-  const visit = (n: Node, parent: Node | null, key: string) => {
-    switch (n.type) {
-      case 'AwaitExpression':
-      case 'ForOfStatement':
-        if (functionDepth === 0 && (n.type === 'AwaitExpression' || n.await)) {
-          at(n, 'top-level-await', "top-level 'await' is not allowed: the grader loads submissions as CommonJS modules, which cannot wait; await inside your exported function instead");
-        }
-        break;
-      case 'ImportDeclaration': {
-        const typeOnly = n.importKind === 'type';
-        checkSourceSpec(n, (n.source as Node).value as string, typeOnly);
-        if (!typeOnly) for (const s of n.specifiers as Node[]) imported.add((s.local as Node).name as string);
-        return; // nothing inside an import needs a look
-      }
-      case 'ExportNamedDeclaration':
-      case 'ExportAllDeclaration':
-        if (n.source) checkSourceSpec(n, (n.source as Node).value as string, n.exportKind === 'type');
-        break;
-      case 'ImportExpression':
-        at(n, 'dynamic-code', 'dynamic import() is not allowed: import modules statically at the top of the file');
-        break;
-      case 'Import':
-        at(n, 'dynamic-code', 'dynamic import() is not allowed: import modules statically at the top of the file');
-        break;
-      case 'TSImportEqualsDeclaration':
-        at(n, 'import', '`import x = require(...)` is not allowed: use an ES import from the allowlist');
-        return;
-      case 'MetaProperty':
-        if ((n.meta as Node).name === 'import') at(n, 'host-access', 'import.meta is not allowed');
-        break;
-      case 'Identifier':
-        if (HOST_GLOBALS.has(n.name as string) && !isNameOnly(parent, key)) {
-          at(n, n.name === 'eval' || n.name === 'Function' ? 'dynamic-code' : 'host-access', `'${n.name as string}' is not allowed in a submission${n.name === 'process' ? ' (use comm.rank and comm.worldSize; rank programs must not touch the process)' : ''}`);
-        }
-        break;
-      case 'JSXOpeningElement': {
-        // `<Function />` compiles to a call with Function itself: a tag name is a reference.
-        let name = n.name as Node;
-        while (name.type === 'JSXMemberExpression') name = name.object as Node;
-        if (name.type === 'JSXIdentifier' && HOST_GLOBALS.has(name.name as string)) {
-          at(name, name.name === 'eval' || name.name === 'Function' ? 'dynamic-code' : 'host-access', `'${name.name as string}' is not allowed in a submission (as a JSX tag it is a reference to it)`);
-        }
-        break;
-      }
-      case 'MemberExpression':
-      case 'OptionalMemberExpression':
-        if (memberName(n) === 'constructor') at(n, 'dynamic-code', "reaching a constructor through '.constructor' is not allowed");
-        if (memberName(n) === '__proto__') at(n, 'patching', "'__proto__' is not allowed");
-        break;
-      case 'AssignmentExpression':
-      case 'UpdateExpression': {
-        const target = (n.type === 'AssignmentExpression' ? n.left : n.argument) as Node;
-        const what = patchTarget(target);
-        if (what) at(n, 'patching', `assigning to a property of ${what} is not allowed: submissions must not patch globals, prototypes or imported code`);
-        break;
-      }
-      case 'UnaryExpression':
-        if (n.operator === 'delete') {
-          const what = patchTarget(n.argument as Node);
-          if (what) at(n, 'patching', `deleting a property of ${what} is not allowed`);
-        }
-        break;
-      case 'CallExpression':
-      case 'OptionalCallExpression': {
-        const callee = n.callee as Node;
-        if (callee.type === 'Import') break;
-        const name = calleeName(callee);
-        if (name && PATCHING_CALLS.has(name)) {
-          const first = (n.arguments as Node[])[0];
-          const what = first ? (first.type === 'Identifier' && (BUILTINS.has(first.name as string) || imported.has(first.name as string)) ? `${first.name as string}` : patchTarget(first)) : null;
-          if (what) at(n, 'patching', `${name} on ${what} is not allowed: submissions must not patch globals, prototypes or imported code`);
-        }
-        break;
-      }
-    }
-    const isFunction = FUNCTIONS.has(n.type);
-    if (isFunction) functionDepth++;
-    forEachChild(n, visit);
-    if (isFunction) functionDepth--;
-  };
-  // Collect import bindings first so that patching checks know them wherever they appear.
-  for (const s of (ast.program as Node).body as Node[]) {
-    if (s.type === 'ImportDeclaration' && s.importKind !== 'type') for (const sp of s.specifiers as Node[]) imported.add((sp.local as Node).name as string);
+  const walk = newWalk(file, out);
+  // Import bindings first, so that the patching rules know them wherever they appear.
+  for (const s of ast.program.body) {
+    if (s.type === 'ImportDeclaration' && s.importKind !== 'type') for (const sp of s.specifiers) walk.imported.add(sp.local.name);
   }
-  visit(ast.program as Node, null, 'program');
+  walkWith(sourceRules(srcDir, absFile, allowedImports), ast.program, walk);
   return out;
 }
 
