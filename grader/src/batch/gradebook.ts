@@ -126,9 +126,50 @@ function stats(scores: number[]): Pick<ExerciseSummary, 'mean' | 'median' | 'min
   return { mean: round(s.reduce((a, b) => a + b, 0) / s.length), median: s.length % 2 ? s[mid]! : round((s[mid - 1]! + s[mid]!) / 2), min: s[0]!, max: s[s.length - 1]! };
 }
 
-/** Builds the gradebook from rubric files (and knowledge-check records) found in an output folder, and its record. */
+/**
+ * Builds the gradebook from rubric files (and knowledge-check records) found
+ * in an output folder, and its record. The steps: sort the rubrics by
+ * student (refusing those that do not belong where they were found), choose
+ * the columns, make each student's row, then summarise each exercise and the
+ * batch.
+ */
 export function buildGradebook(found: readonly FoundRubric[], record: BatchRecord | null, foundChecks: readonly FoundKnowledgeCheck[] = []): Gradebook {
   const problems = [...(record?.problems ?? [])];
+  const byStudent = rubricsByStudent(found, problems);
+  const checks = knowledgeChecksByStudent(foundChecks, problems);
+  const { exercises, quizColumns, students } = columns(found, record, foundChecks);
+  const all = [...byStudent.values()].flatMap((m) => [...m.values()]);
+  const maxOf = maxScores(all);
+  const rows = students.map((student) => studentRow(student, byStudent.get(student) ?? new Map(), checks.get(student), exercises, quizColumns, maxOf));
+  const exerciseSummaries: Record<string, ExerciseSummary> = {};
+  for (const ex of exercises) exerciseSummaries[ex] = exerciseSummary(rows.map((row) => row.rubrics[ex]).filter((r): r is Rubric => r !== null), maxOf.get(ex) ?? 0);
+  const graded = rows.flatMap((row) => exercises.flatMap((ex) => (row.rubrics[ex] ? [{ student: row.student, ex, r: row.rubrics[ex]! }] : [])));
+  const summary: Summary = {
+    schemaVersion: 1,
+    graderVersions: [...new Set(all.map((r) => r.grader.version))].sort(),
+    shard: shardLabel(record),
+    students: students.length,
+    // graded counts every pair with a rubric (placeholders included); status splits them the way each exercise's summary does.
+    pairs: { expected: students.length * exercises.length, graded: graded.length, pending: students.length * exercises.length - graded.length },
+    status: statusCounts(all),
+    exercises: exerciseSummaries,
+    knowledgeChecks: knowledgeCheckSummaries(rows, quizColumns),
+    slowest: slowestPairs(graded),
+    failing: failingPairs(graded),
+    problems,
+  };
+  return { exercises, knowledgeChecks: quizColumns, rows, summary };
+}
+
+/** One graded pair, as the summary's lists take it. */
+interface GradedPair {
+  student: string;
+  ex: string;
+  r: Rubric;
+}
+
+/** The rubrics by student and exercise id; one that does not validate or belongs to another pair is a problem noted, not counted. */
+function rubricsByStudent(found: readonly FoundRubric[], problems: string[]): Map<string, Map<string, Rubric>> {
   const byStudent = new Map<string, Map<string, Rubric>>();
   for (const f of found) {
     const r = f.rubric;
@@ -143,100 +184,117 @@ export function buildGradebook(found: readonly FoundRubric[], record: BatchRecor
     if (!byStudent.has(f.student)) byStudent.set(f.student, new Map());
     byStudent.get(f.student)!.set(f.exerciseId, r);
   }
+  return byStudent;
+}
+
+/** The exercise and knowledge-check columns and the students (rows), from the record and what was found. */
+function columns(found: readonly FoundRubric[], record: BatchRecord | null, foundChecks: readonly FoundKnowledgeCheck[]): { exercises: string[]; quizColumns: string[]; students: string[] } {
   const exercises = [...new Set([...(record?.exercises ?? []).map(exerciseId), ...found.map((f) => f.exerciseId)])].sort();
-  const checks = knowledgeChecksByStudent(foundChecks, problems);
   // A chapter's column once anyone in the class handed in an attempt: a class that does its quizzes elsewhere gets none.
   const attempted = foundChecks.filter((f) => f.record?.status !== 'missing');
   const quizColumns = [...new Set(attempted.map((f) => knowledgeCheckColumn(f.chapter)))].sort((a, b) => Number(a.slice(4)) - Number(b.slice(4)));
   const students = [...new Set([...(record?.students ?? []), ...found.map((f) => f.student), ...foundChecks.map((f) => f.student)])].sort();
-  const all = [...byStudent.values()].flatMap((m) => [...m.values()]);
+  return { exercises, quizColumns, students };
+}
+
+/** Each exercise's maximum score, as its rubrics say (the largest, should graders of two versions have left rubrics). */
+function maxScores(all: readonly Rubric[]): Map<string, number> {
   const maxOf = new Map<string, number>();
   for (const r of all) maxOf.set(exerciseId(r.exercise), Math.max(maxOf.get(exerciseId(r.exercise)) ?? 0, r.maxScore));
+  return maxOf;
+}
 
-  const rows = students.map((student): GradebookRow => {
-    const mine = byStudent.get(student) ?? new Map<string, Rubric>();
-    const rubrics: Record<string, Rubric | null> = {};
-    let total = 0;
-    let max = 0;
-    const flags: string[] = [];
-    for (const ex of exercises) {
-      const r = mine.get(ex) ?? null;
-      rubrics[ex] = r;
-      if (r) {
-        total += r.score;
-        max += r.maxScore;
-        flags.push(...rowFlags(ex, r));
-      } else max += maxOf.get(ex) ?? 0;
-    }
-    const knowledgeChecks: Record<string, KnowledgeCheckRecord | null> = {};
-    for (const col of quizColumns) {
-      const k = checks.get(student)?.get(col) ?? null;
-      knowledgeChecks[col] = k;
-      if (k) {
-        total += k.score;
-        max += k.maxScore;
-        if (k.status !== 'graded') flags.push(`${col}:${k.status}`);
-      }
-    }
-    const complete = exercises.every((ex) => rubrics[ex]) && quizColumns.every((q) => knowledgeChecks[q]);
-    return { student, rubrics, knowledgeChecks, total: round(total), max: round(max), status: complete ? 'complete' : 'incomplete', flags };
-  });
-
-  const exerciseSummaries: Record<string, ExerciseSummary> = {};
+/** One student's row: a pair not graded yet counts its maximum and no score, and leaves the row incomplete. */
+function studentRow(
+  student: string,
+  mine: ReadonlyMap<string, Rubric>,
+  myChecks: ReadonlyMap<string, KnowledgeCheckRecord> | undefined,
+  exercises: readonly string[],
+  quizColumns: readonly string[],
+  maxOf: ReadonlyMap<string, number>,
+): GradebookRow {
+  const rubrics: Record<string, Rubric | null> = {};
+  let total = 0;
+  let max = 0;
+  const flags: string[] = [];
   for (const ex of exercises) {
-    const present = rows.map((row) => row.rubrics[ex]).filter((r): r is Rubric => r !== null);
-    // Statistics of what students handed in: a missing or refused submission is counted as such, not as graded and failed.
-    const rs = present.filter((r) => !placeholder(r));
-    const scores = rs.map((r) => r.score);
-    const counts = new Map<number, number>();
-    for (const s of scores) counts.set(s, (counts.get(s) ?? 0) + 1);
-    const flagCounts: Record<string, number> = {};
-    for (const r of present) for (const f of r.flags ?? []) flagCounts[f] = (flagCounts[f] ?? 0) + 1;
-    exerciseSummaries[ex] = {
-      graded: rs.length,
-      passed: rs.filter((r) => r.status === 'passed').length,
-      failed: rs.filter((r) => r.status === 'failed').length,
-      error: rs.filter((r) => r.status === 'error').length,
-      missing: present.filter((r) => r.flags?.includes('missing')).length,
-      unreadable: present.filter((r) => r.flags?.includes('unreadable')).length,
-      maxScore: maxOf.get(ex) ?? 0,
-      ...stats(scores),
-      distribution: [...counts].sort((a, b) => a[0] - b[0]).map(([score, count]) => ({ score, count })),
-      flags: flagCounts,
-    };
+    const r = mine.get(ex) ?? null;
+    rubrics[ex] = r;
+    if (r) {
+      total += r.score;
+      max += r.maxScore;
+      flags.push(...rowFlags(ex, r));
+    } else max += maxOf.get(ex) ?? 0;
   }
-  const graded = rows.flatMap((row) => exercises.flatMap((ex) => (row.rubrics[ex] ? [{ student: row.student, ex, r: row.rubrics[ex]! }] : [])));
-  const failing = graded
+  const knowledgeChecks: Record<string, KnowledgeCheckRecord | null> = {};
+  for (const col of quizColumns) {
+    const k = myChecks?.get(col) ?? null;
+    knowledgeChecks[col] = k;
+    if (k) {
+      total += k.score;
+      max += k.maxScore;
+      if (k.status !== 'graded') flags.push(`${col}:${k.status}`);
+    }
+  }
+  const complete = exercises.every((ex) => rubrics[ex]) && quizColumns.every((q) => knowledgeChecks[q]);
+  return { student, rubrics, knowledgeChecks, total: round(total), max: round(max), status: complete ? 'complete' : 'incomplete', flags };
+}
+
+/** One exercise's statistics over the rubrics present for it. */
+function exerciseSummary(present: readonly Rubric[], maxScore: number): ExerciseSummary {
+  // Statistics of what students handed in: a missing or refused submission is counted as such, not as graded and failed.
+  const rs = present.filter((r) => !placeholder(r));
+  const scores = rs.map((r) => r.score);
+  const counts = new Map<number, number>();
+  for (const s of scores) counts.set(s, (counts.get(s) ?? 0) + 1);
+  const flagCounts: Record<string, number> = {};
+  for (const r of present) for (const f of r.flags ?? []) flagCounts[f] = (flagCounts[f] ?? 0) + 1;
+  return {
+    graded: rs.length,
+    passed: rs.filter((r) => r.status === 'passed').length,
+    failed: rs.filter((r) => r.status === 'failed').length,
+    error: rs.filter((r) => r.status === 'error').length,
+    missing: present.filter((r) => r.flags?.includes('missing')).length,
+    unreadable: present.filter((r) => r.flags?.includes('unreadable')).length,
+    maxScore,
+    ...stats(scores),
+    distribution: [...counts].sort((a, b) => a[0] - b[0]).map(([score, count]) => ({ score, count })),
+    flags: flagCounts,
+  };
+}
+
+/** The batch's counts by status; a placeholder (missing, unreadable) is counted as that, not as failed. */
+function statusCounts(all: readonly Rubric[]): Summary['status'] {
+  return {
+    passed: all.filter((r) => r.status === 'passed').length,
+    failed: all.filter((r) => r.status === 'failed' && !placeholder(r)).length,
+    error: all.filter((r) => r.status === 'error').length,
+    missing: all.filter((r) => r.flags?.includes('missing')).length,
+    unreadable: all.filter((r) => r.flags?.includes('unreadable')).length,
+  };
+}
+
+/** Every graded pair that did not pass (missing exercises excepted), grading errors first. */
+function failingPairs(graded: readonly GradedPair[]): Summary['failing'] {
+  return graded
     .filter((g) => g.r.status !== 'passed' && !g.r.flags?.includes('missing'))
     .sort((a, b) => (a.r.status === b.r.status ? 0 : a.r.status === 'error' ? -1 : b.r.status === 'error' ? 1 : 0))
     .map((g) => ({ student: g.student, exercise: g.ex, status: g.r.status, score: g.r.score, maxScore: g.r.maxScore, flags: g.r.flags ?? [], reason: reason(g.r) }));
-  const slowest = graded
+}
+
+/** The ten slowest gradings of something a student handed in. */
+function slowestPairs(graded: readonly GradedPair[]): Summary['slowest'] {
+  return graded
     .filter((g) => !g.r.flags?.includes('missing') && !g.r.flags?.includes('unreadable'))
     .sort((a, b) => b.r.durationMs - a.r.durationMs)
     .slice(0, 10)
     .map((g) => ({ student: g.student, exercise: g.ex, durationMs: g.r.durationMs, status: g.r.status }));
-  const shard = record?.mergedFrom ? `merged: ${record.mergedFrom.map((s) => `${s.index}/${s.count}`).join(' + ') || 'unsharded folders'}` : record?.shard ? `${record.shard.index}/${record.shard.count}` : 'all';
-  const summary: Summary = {
-    schemaVersion: 1,
-    graderVersions: [...new Set(all.map((r) => r.grader.version))].sort(),
-    shard,
-    students: students.length,
-    // graded counts every pair with a rubric (placeholders included); status splits them the way each exercise's summary does.
-    pairs: { expected: students.length * exercises.length, graded: graded.length, pending: students.length * exercises.length - graded.length },
-    status: {
-      passed: all.filter((r) => r.status === 'passed').length,
-      failed: all.filter((r) => r.status === 'failed' && !placeholder(r)).length,
-      error: all.filter((r) => r.status === 'error').length,
-      missing: all.filter((r) => r.flags?.includes('missing')).length,
-      unreadable: all.filter((r) => r.flags?.includes('unreadable')).length,
-    },
-    exercises: exerciseSummaries,
-    knowledgeChecks: knowledgeCheckSummaries(rows, quizColumns),
-    slowest,
-    failing,
-    problems,
-  };
-  return { exercises, knowledgeChecks: quizColumns, rows, summary };
+}
+
+/** Which part of the class the folder holds: `all`, `i/n`, or the shards it was merged from. */
+function shardLabel(record: BatchRecord | null): string {
+  if (record?.mergedFrom) return `merged: ${record.mergedFrom.map((s) => `${s.index}/${s.count}`).join(' + ') || 'unsharded folders'}`;
+  return record?.shard ? `${record.shard.index}/${record.shard.count}` : 'all';
 }
 
 /** The knowledge-check records by student and column; a record that does not validate is a problem noted. */
