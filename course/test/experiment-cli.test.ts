@@ -11,6 +11,7 @@ import { DEFAULT_COST } from '@dtlab/runtime';
 import ring from '../chapters/01-data-parallelism/experiments/ring-allreduce-ranks.ts';
 import zero from '../chapters/02-sharding/experiments/zero1-optimizer-memory.ts';
 import tpdp from '../chapters/03-tensor-parallelism/experiments/tp-vs-dp-traffic.ts';
+import bubble from '../chapters/04-pipeline-parallelism/experiments/pipeline-bubble.ts';
 import { judgePrediction, recordedExperiments, runExperiment } from '../src/index.ts';
 import { cleanup, cli, scratch } from './helpers.ts';
 
@@ -62,6 +63,26 @@ describe('the experiments of chapters 3 and 4', () => {
     expect(run.verdict.held).toBe(true); // 2·2048·128 / 8·128² = 4
     expect(judgePrediction(tpdp.prediction, { kind: 'number', value: 0.5 }, run.rows).held).toBe(false);
   });
+
+  it('pipeline-bubble: the measured bubble of GPipe and of 1F1B against (p-1)/(m+p-1), for p = 4 and m = 1 to 16', async () => {
+    const run = await runExperiment(bubble, { kind: 'number', value: 15.8 });
+    const p = 4;
+    expect(run.rows.map((r) => r.m)).toEqual([1, 2, 4, 8, 16]);
+    for (const r of run.rows) {
+      const formula = (100 * (p - 1)) / (r.m! + p - 1);
+      expect(r.formulaPercent).toBeCloseTo(formula, 12);
+      // Each stage computes the same work in every schedule, and the messages only ever add to the bubble: GPipe waits
+      // for those of the fill and the drain, 2(p-1) of them, each 10 µs plus at most 64 KiB at 1.25 GB/s (under 0.2% of
+      // the step at m = 1); 1F1B also waits for a gradient in its steady state. 1 point of margin covers both at this width.
+      for (const measured of [r.gpipePercent!, r.oneFOneBPercent!]) {
+        expect(measured, `m = ${r.m}`).toBeGreaterThan(formula - 0.1);
+        expect(measured, `m = ${r.m}`).toBeLessThan(formula + 1);
+      }
+      expect(r.stepMs! * (1 - r.gpipePercent! / 100)).toBeCloseTo(r.computeMs!, 6);
+    }
+    expect(run.verdict.held).toBe(true); // 3/19 = 15.8%, measured a little above
+    expect(judgePrediction(bubble.prediction, { kind: 'number', value: 75 }, run.rows).held).toBe(false);
+  }, 180_000);
 });
 
 describe('pnpm experiment', () => {

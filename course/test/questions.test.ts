@@ -1,17 +1,20 @@
 /**
- * Every question of chapters 1 to 3, for 50 attempt seeds, the way an
+ * Every question of chapters 1 to 4, for 50 attempt seeds, the way an
  * attempt draws them: the answer computes, each distractor differs from the
  * answer, the right answer is graded right and every misconception wrong.
  * Then a few answers against references outside the question's own code:
- * the fabric's virtual clock and traffic, and the ZeRO paper's figures.
+ * the fabric's virtual clock and traffic, the ZeRO paper's figures, and
+ * pipeline schedules run on the virtual clock with modelled stage times.
  */
 import { describe, expect, it } from 'vitest';
 import { allReduce } from '@dtlab/collectives';
-import { launch } from '@dtlab/runtime';
+import { launch, type Comm } from '@dtlab/runtime';
 import { full } from '@dtlab/tensor';
 import bank1 from '../chapters/01-data-parallelism/bank.ts';
 import bank2 from '../chapters/02-sharding/bank.ts';
 import bank3 from '../chapters/03-tensor-parallelism/bank.ts';
+import bank4 from '../chapters/04-pipeline-parallelism/bank.ts';
+import { gpipe, oneFOneB, type Schedule } from '../chapters/04-pipeline-parallelism/experiments/pipeline-bubble.ts';
 import { modelStateBytes } from '../chapters/02-sharding/questions/zero-memory.ts';
 import { formatNumber, gradeAnswer, present, variantSeed, withinTolerance, type Bank, type NumericVariant } from '../src/index.ts';
 
@@ -60,6 +63,7 @@ function checkBank(bank: Bank): void {
 describe('chapter 1 bank', () => checkBank(bank1));
 describe('chapter 2 bank', () => checkBank(bank2));
 describe('chapter 3 bank', () => checkBank(bank3));
+describe('chapter 4 bank', () => checkBank(bank4));
 
 /** The variant of question `id` in `bank` for attempt seed `seed`. */
 function variant(bank: Bank, id: string, seed: number) {
@@ -150,6 +154,78 @@ describe('answers against references', () => {
       const n = param(p.prompt, 'N');
       const want = stage === 1 ? 4 * psi + (12 * psi) / n : stage === 2 ? 2 * psi + (14 * psi) / n : (16 * psi) / n;
       expect(p.answer, `seed ${seed}`).toBeCloseTo(want, 9);
+    }
+  });
+});
+
+/**
+ * Runs `schedule(stage)` on p ranks where stage s's forward of a micro-batch
+ * takes `forwardMs[s]` and its backward twice that (comm.elapse), with
+ * messages that cost nothing: the step's virtual time and each stage's
+ * bubble, 1 - busy / step.
+ */
+async function simulatePipeline(forwardMs: readonly number[], m: number, schedule: (stage: number) => Schedule): Promise<{ stepMs: number; bubble: number[] }> {
+  const p = forwardMs.length;
+  const result = await launch({
+    worldSize: p,
+    cost: { alphaUs: 0, bytesPerUs: 1e12 },
+    program: async (comm: Comm) => {
+      const s = comm.rank;
+      for (const [what, j] of schedule(s)) {
+        if (what === 'F') {
+          if (s > 0) await comm.recv(s - 1, { tag: j });
+          await comm.elapse(1000 * forwardMs[s]!, 'forward');
+          if (s < p - 1) comm.isend(s + 1, full([1], j), { tag: j });
+        } else {
+          if (s < p - 1) await comm.recv(s + 1, { tag: j });
+          await comm.elapse(2000 * forwardMs[s]!, 'backward');
+          if (s > 0) comm.isend(s - 1, full([1], j), { tag: j });
+        }
+      }
+    },
+  });
+  expect(result.ok).toBe(true);
+  const stepMs = Math.max(...result.stats.map((x) => x.vtUs)) / 1000;
+  return { stepMs, bubble: forwardMs.map((t) => 1 - (3 * m * t) / stepMs) };
+}
+
+describe('chapter 4 answers against pipelines on the virtual clock', () => {
+  it('pipeline-bubble-fraction: GPipe and 1F1B both idle (p-1)/(m+p-1) on every stage', async () => {
+    for (const seed of [1, 2, 3, 4]) {
+      const v = variant(bank4, 'pipeline-bubble-fraction', seed) as NumericVariant;
+      const [p, m] = [param(v.prompt, 'p'), param(v.prompt, 'm')];
+      for (const schedule of [() => gpipe(m), (s: number) => oneFOneB(m, s, p)]) {
+        const { bubble } = await simulatePipeline(Array(p).fill(1), m, schedule);
+        for (const b of bubble) expect(100 * b, `seed ${seed}, p = ${p}, m = ${m}`).toBeCloseTo(v.answer, 6);
+      }
+    }
+  });
+
+  it('pipeline-step-time and pipeline-unbalanced-stages: the step on the virtual clock', async () => {
+    for (const seed of [1, 2, 3]) {
+      const v = variant(bank4, 'pipeline-step-time', seed) as NumericVariant;
+      const [p, m] = [param(v.prompt, 'p'), param(v.prompt, 'm')];
+      const tf = Number(/takes ([0-9.]+) ms for a micro-batch's forward/.exec(v.prompt)![1]);
+      expect((await simulatePipeline(Array(p).fill(tf), m, () => gpipe(m))).stepMs).toBeCloseTo(v.answer, 6);
+      const u = variant(bank4, 'pipeline-unbalanced-stages', seed) as NumericVariant;
+      const together = /take, together, (.*?) \(stages/.exec(u.prompt)![1]!.split(', ').map((x) => Number.parseFloat(x));
+      const mu = param(u.prompt, 'm');
+      expect((await simulatePipeline(together.map((t) => t / 3), mu, () => gpipe(mu))).stepMs, `seed ${seed}: ${together.join(', ')} ms, m = ${mu}`).toBeCloseTo(u.answer, 6);
+    }
+  });
+
+  it('pipeline-activations-alive: the most micro-batches between forward and backward in each schedule\'s order', () => {
+    for (const seed of SEEDS.slice(0, 10)) {
+      const v = variant(bank4, 'pipeline-activations-alive', seed) as NumericVariant;
+      const [p, m] = [param(v.prompt, 'p'), param(v.prompt, 'm')];
+      const s = Number(/on stage (\d+)/.exec(v.prompt)![1]);
+      const perMicroBatch = Number(/leaves (\d+) MB/.exec(v.prompt)![1]);
+      const order = v.prompt.includes('GPipe') ? gpipe(m) : oneFOneB(m, s, p);
+      let alive = 0;
+      let most = 0;
+      for (const [what] of order) most = Math.max(most, (alive += what === 'F' ? 1 : -1));
+      expect(alive).toBe(0);
+      expect(most * perMicroBatch, `seed ${seed}`).toBe(v.answer);
     }
   });
 });
