@@ -64,22 +64,23 @@ describe('the experiments of chapters 3 and 4', () => {
     expect(judgePrediction(tpdp.prediction, { kind: 'number', value: 0.5 }, run.rows).held).toBe(false);
   });
 
-  it('pipeline-bubble: the measured bubble of GPipe and of 1F1B against (p-1)/(m+p-1), for p = 4 and m = 1 to 16', async () => {
+  it('pipeline-bubble: GPipe\'s measured bubble against (p-1)/(m+p-1), for p = 4 and m = 1 to 16', async () => {
     const run = await runExperiment(bubble, { kind: 'number', value: 15.8 });
     const p = 4;
     expect(run.rows.map((r) => r.m)).toEqual([1, 2, 4, 8, 16]);
     for (const r of run.rows) {
       const formula = (100 * (p - 1)) / (r.m! + p - 1);
       expect(r.formulaPercent).toBeCloseTo(formula, 12);
-      // Each stage computes the same work in every schedule, and the messages only ever add to the bubble: GPipe waits
-      // for those of the fill and the drain, 2(p-1) of them, each 10 µs plus at most 64 KiB at 1.25 GB/s (under 0.2% of
-      // the step at m = 1); 1F1B also waits for a gradient in its steady state. 1 point of margin covers both at this width.
-      for (const measured of [r.gpipePercent!, r.oneFOneBPercent!]) {
-        expect(measured, `m = ${r.m}`).toBeGreaterThan(formula - 0.1);
-        expect(measured, `m = ${r.m}`).toBeLessThan(formula + 1);
-      }
+      // Each stage computes the same work whatever m is, and the messages only ever add to the bubble: the step waits
+      // for those of the fill and the drain, 2(p-1) of them, each 10 µs plus one micro-batch's [64/m, 256] float32
+      // activation at 1.25 GB/s (under 0.5% of the step at every m here). 1 point of margin above, 0.1 below.
+      expect(r.gpipePercent!, `m = ${r.m}`).toBeGreaterThan(formula - 0.1);
+      expect(r.gpipePercent!, `m = ${r.m}`).toBeLessThan(formula + 1);
       expect(r.stepMs! * (1 - r.gpipePercent! / 100)).toBeCloseTo(r.computeMs!, 6);
     }
+    // The same work at every m: the compute per stage varies by the per-op costs only, within 5%.
+    const compute = run.rows.map((r) => r.computeMs!);
+    expect(Math.max(...compute) / Math.min(...compute)).toBeLessThan(1.05);
     expect(run.verdict.held).toBe(true); // 3/19 = 15.8%, measured a little above
     expect(judgePrediction(bubble.prediction, { kind: 'number', value: 75 }, run.rows).held).toBe(false);
   }, 180_000);

@@ -14,7 +14,6 @@ import bank1 from '../chapters/01-data-parallelism/bank.ts';
 import bank2 from '../chapters/02-sharding/bank.ts';
 import bank3 from '../chapters/03-tensor-parallelism/bank.ts';
 import bank4 from '../chapters/04-pipeline-parallelism/bank.ts';
-import { gpipe, oneFOneB, type Schedule } from '../chapters/04-pipeline-parallelism/experiments/pipeline-bubble.ts';
 import { modelStateBytes } from '../chapters/02-sharding/questions/zero-memory.ts';
 import { formatNumber, gradeAnswer, present, variantSeed, withinTolerance, type Bank, type NumericVariant } from '../src/index.ts';
 
@@ -158,20 +157,25 @@ describe('answers against references', () => {
   });
 });
 
+/** GPipe's order of work on every stage: the forwards ('F') of the m micro-batches, then their backwards ('B'). */
+function gpipeOrder(m: number): ['F' | 'B', number][] {
+  return [...Array.from({ length: m }, (_, j) => ['F', j] as ['F', number]), ...Array.from({ length: m }, (_, j) => ['B', j] as ['B', number])];
+}
+
 /**
- * Runs `schedule(stage)` on p ranks where stage s's forward of a micro-batch
+ * Runs GPipe's order on p ranks where stage s's forward of a micro-batch
  * takes `forwardMs[s]` and its backward twice that (comm.elapse), with
  * messages that cost nothing: the step's virtual time and each stage's
  * bubble, 1 - busy / step.
  */
-async function simulatePipeline(forwardMs: readonly number[], m: number, schedule: (stage: number) => Schedule): Promise<{ stepMs: number; bubble: number[] }> {
+async function simulateGpipe(forwardMs: readonly number[], m: number): Promise<{ stepMs: number; bubble: number[] }> {
   const p = forwardMs.length;
   const result = await launch({
     worldSize: p,
     cost: { alphaUs: 0, bytesPerUs: 1e12 },
     program: async (comm: Comm) => {
       const s = comm.rank;
-      for (const [what, j] of schedule(s)) {
+      for (const [what, j] of gpipeOrder(m)) {
         if (what === 'F') {
           if (s > 0) await comm.recv(s - 1, { tag: j });
           await comm.elapse(1000 * forwardMs[s]!, 'forward');
@@ -190,14 +194,12 @@ async function simulatePipeline(forwardMs: readonly number[], m: number, schedul
 }
 
 describe('chapter 4 answers against pipelines on the virtual clock', () => {
-  it('pipeline-bubble-fraction: GPipe and 1F1B both idle (p-1)/(m+p-1) on every stage', async () => {
+  it('pipeline-bubble-fraction: GPipe idles (p-1)/(m+p-1) of the step on every stage', async () => {
     for (const seed of [1, 2, 3, 4]) {
       const v = variant(bank4, 'pipeline-bubble-fraction', seed) as NumericVariant;
       const [p, m] = [param(v.prompt, 'p'), param(v.prompt, 'm')];
-      for (const schedule of [() => gpipe(m), (s: number) => oneFOneB(m, s, p)]) {
-        const { bubble } = await simulatePipeline(Array(p).fill(1), m, schedule);
-        for (const b of bubble) expect(100 * b, `seed ${seed}, p = ${p}, m = ${m}`).toBeCloseTo(v.answer, 6);
-      }
+      const { bubble } = await simulateGpipe(Array(p).fill(1), m);
+      for (const b of bubble) expect(100 * b, `seed ${seed}, p = ${p}, m = ${m}`).toBeCloseTo(v.answer, 6);
     }
   });
 
@@ -206,26 +208,27 @@ describe('chapter 4 answers against pipelines on the virtual clock', () => {
       const v = variant(bank4, 'pipeline-step-time', seed) as NumericVariant;
       const [p, m] = [param(v.prompt, 'p'), param(v.prompt, 'm')];
       const tf = Number(/takes ([0-9.]+) ms for a micro-batch's forward/.exec(v.prompt)![1]);
-      expect((await simulatePipeline(Array(p).fill(tf), m, () => gpipe(m))).stepMs).toBeCloseTo(v.answer, 6);
+      expect((await simulateGpipe(Array(p).fill(tf), m)).stepMs).toBeCloseTo(v.answer, 6);
       const u = variant(bank4, 'pipeline-unbalanced-stages', seed) as NumericVariant;
       const together = /take, together, (.*?) \(stages/.exec(u.prompt)![1]!.split(', ').map((x) => Number.parseFloat(x));
       const mu = param(u.prompt, 'm');
-      expect((await simulatePipeline(together.map((t) => t / 3), mu, () => gpipe(mu))).stepMs, `seed ${seed}: ${together.join(', ')} ms, m = ${mu}`).toBeCloseTo(u.answer, 6);
+      expect((await simulateGpipe(together.map((t) => t / 3), mu)).stepMs, `seed ${seed}: ${together.join(', ')} ms, m = ${mu}`).toBeCloseTo(u.answer, 6);
     }
   });
 
-  it('pipeline-activations-alive: the most micro-batches between forward and backward in each schedule\'s order', () => {
-    for (const seed of SEEDS.slice(0, 10)) {
+  it('pipeline-activations-alive under GPipe: the most micro-batches between their forward and their backward', () => {
+    let checked = 0;
+    for (const seed of SEEDS) {
       const v = variant(bank4, 'pipeline-activations-alive', seed) as NumericVariant;
-      const [p, m] = [param(v.prompt, 'p'), param(v.prompt, 'm')];
-      const s = Number(/on stage (\d+)/.exec(v.prompt)![1]);
+      if (!v.prompt.includes('GPipe')) continue;
+      const m = param(v.prompt, 'm');
       const perMicroBatch = Number(/leaves (\d+) MB/.exec(v.prompt)![1]);
-      const order = v.prompt.includes('GPipe') ? gpipe(m) : oneFOneB(m, s, p);
       let alive = 0;
       let most = 0;
-      for (const [what] of order) most = Math.max(most, (alive += what === 'F' ? 1 : -1));
-      expect(alive).toBe(0);
+      for (const [what] of gpipeOrder(m)) most = Math.max(most, (alive += what === 'F' ? 1 : -1));
       expect(most * perMicroBatch, `seed ${seed}`).toBe(v.answer);
+      if (++checked === 5) break;
     }
+    expect(checked).toBe(5);
   });
 });
