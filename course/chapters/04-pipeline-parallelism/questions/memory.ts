@@ -48,7 +48,7 @@ export const boundaryBytes = numeric({
   topic: 'bytes between two stages per step',
   generate(rng: Rng) {
     const m = rng.pick([8, 16, 32]);
-    const b = rng.pick([1, 2, 4]);
+    const b = rng.pick([2, 4, 8]);
     const s = rng.pick([2048, 4096]);
     const h = rng.pick([4096, 8192]);
     const p = rng.pick([4, 8]);

@@ -23,7 +23,7 @@ export const bubblePercent = numeric({
     return {
       prompt: `A model is split into p = ${p} pipeline stages of equal cost, and a batch into m = ${m} micro-batches, scheduled with ${schedule}. Messages cost nothing. What percentage of the step does each stage spend idle (the bubble)?`,
       answer,
-      format: { unit: null, tolerance },
+      format: { unit: null, tolerance, countWords: ['%', 'percent'] },
       explanation: `The pipeline fills for p - 1 stage times and drains for p - 1, out of m + p - 1 in all: (p-1)/(m+p-1) = ${p - 1}/${m + p - 1} = ${formatNumber(sig(answer, 4))}%. GPipe and 1F1B have the same bubble; 1F1B saves memory.`,
       misconceptions: distinctMisconceptions(answer, tolerance, [
         { value: (100 * (p - 1)) / m, why: '(p-1)/m is the bubble over the useful work; as a share of the whole step it is (p-1)/(m+p-1).' },
@@ -48,7 +48,7 @@ export const microBatchesForBubble = numeric({
     return {
       prompt: `A pipeline of p = ${p} equal stages must idle at most ${formatNumber(target * 100)}% of each step (bubble (p-1)/(m+p-1)). What is the smallest number of micro-batches m per step that achieves it?`,
       answer,
-      format: { unit: null, tolerance },
+      format: { unit: null, tolerance, countWords: ['micro-batches'] },
       explanation: `(p-1)/(m+p-1) ≤ ${target} gives m ≥ (p-1)(1 - ${target})/${target} = ${formatNumber(sig(((p - 1) * (1 - target)) / target, 6))}: m = ${answer}. Several times p, which is why GPipe's memory (all m micro-batches alive) is the problem 1F1B solves.`,
       misconceptions: distinctMisconceptions(answer, tolerance, [
         { value: Math.ceil((p - 1) / target), why: '(p-1)/m ≤ target forgets that the step is m + p - 1 stage times long, not m.' },
@@ -97,7 +97,7 @@ export const warmupCount = numeric({
     return {
       prompt: `A 1F1B pipeline has p = ${p} stages (0 to ${p - 1}) and m = ${m} micro-batches per step. How many warm-up forwards does stage ${s} run before its first backward?`,
       answer,
-      format: { unit: null, tolerance },
+      format: { unit: null, tolerance, countWords: ['forwards'] },
       explanation: `Micro-batch 0's gradient reaches stage s after it has crossed the p - s - 1 stages after s and come back, so stage s has p - s - 1 forwards to run meanwhile, and never more than there are micro-batches: min(p - s - 1, m) = min(${p - s - 1}, ${m}) = ${answer}.`,
       misconceptions: distinctMisconceptions(answer, tolerance, [
         { value: p - 1, why: 'p - 1 is stage 0\'s warm-up only; a stage nearer the end waits less for its first gradient.' },
@@ -213,7 +213,7 @@ export const interleavedBubble = numeric({
     return {
       prompt: `Megatron-LM's interleaved 1F1B gives each of p = ${p} devices v = ${v} model chunks (non-consecutive groups of layers) instead of one stage, with m = ${m} micro-batches per step. Narayanan et al. (2021) measure the bubble against the ideal time of the step without it: (p-1)/m for plain 1F1B. What is the interleaved schedule's bubble, in percent of that ideal time?`,
       answer,
-      format: { unit: null, tolerance },
+      format: { unit: null, tolerance, countWords: ['%', 'percent'] },
       explanation: `Each chunk is 1/v of a stage, so the fill and the drain take (p-1) chunk times, 1/v of a stage time each: the bubble is (1/v)·(p-1)/m = ${formatNumber(sig(answer, 4))}% of the ideal time, against ${formatNumber(sig((100 * (p - 1)) / m, 4))}% for plain 1F1B. The price is v times as many messages between devices.`,
       misconceptions: distinctMisconceptions(answer, tolerance, [
         { value: (100 * (p - 1)) / m, why: 'That is plain 1F1B; interleaving divides the bubble by v.' },
