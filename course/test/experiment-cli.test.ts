@@ -10,6 +10,8 @@ import { chunkBounds, estimateTime } from '@dtlab/collectives';
 import { DEFAULT_COST } from '@dtlab/runtime';
 import ring from '../chapters/01-data-parallelism/experiments/ring-allreduce-ranks.ts';
 import zero from '../chapters/02-sharding/experiments/zero1-optimizer-memory.ts';
+import tpdp from '../chapters/03-tensor-parallelism/experiments/tp-vs-dp-traffic.ts';
+import bubble from '../chapters/04-pipeline-parallelism/experiments/pipeline-bubble.ts';
 import { judgePrediction, recordedExperiments, runExperiment } from '../src/index.ts';
 import { cleanup, cli, scratch } from './helpers.ts';
 
@@ -43,6 +45,45 @@ describe('the experiments measure what the formulas say', () => {
     expect(run.verdict.held).toBe(true); // 8·⌈85259/8⌉ bytes = 83.27 KiB, within 5% of 83
     expect(judgePrediction(zero.prediction, { kind: 'number', value: 666 }, run.rows).held).toBe(false);
   });
+});
+
+describe('the experiments of chapters 3 and 4', () => {
+  it('tp-vs-dp-traffic: 2·2(N-1)/N·T·h against 2(N-1)/N·8h² bytes per rank, and estimateTime of each', async () => {
+    const run = await runExperiment(tpdp, { kind: 'number', value: 4 });
+    const [n, h] = [4, 128];
+    for (const r of run.rows) {
+      const t = r.tokens!;
+      expect(r.tpKiB! * 1024).toBe(2 * ((2 * (n - 1)) / n) * t * h * 4);
+      expect(r.dpKiB! * 1024).toBe(((2 * (n - 1)) / n) * 8 * h * h * 4);
+      expect(r.ratio).toBeCloseTo((2 * t * h) / (8 * h * h), 12);
+      expect(r.tpUs).toBeCloseTo(2 * estimateTime('allReduce', 'ring', t * h * 4, n, DEFAULT_COST, { elementBytes: 4 }), 6);
+      expect(r.dpUs).toBeCloseTo(estimateTime('allReduce', 'ring', 8 * h * h * 4, n, DEFAULT_COST, { elementBytes: 4 }), 6);
+    }
+    expect(run.rows.find((r) => r.tokens === 4 * h)!.ratio).toBe(1);
+    expect(run.verdict.held).toBe(true); // 2·2048·128 / 8·128² = 4
+    expect(judgePrediction(tpdp.prediction, { kind: 'number', value: 0.5 }, run.rows).held).toBe(false);
+  });
+
+  it('pipeline-bubble: GPipe\'s measured bubble against (p-1)/(m+p-1), for p = 4 and m = 1 to 16', async () => {
+    const run = await runExperiment(bubble, { kind: 'number', value: 15.8 });
+    const p = 4;
+    expect(run.rows.map((r) => r.m)).toEqual([1, 2, 4, 8, 16]);
+    for (const r of run.rows) {
+      const formula = (100 * (p - 1)) / (r.m! + p - 1);
+      expect(r.formulaPercent).toBeCloseTo(formula, 12);
+      // Each stage computes the same work whatever m is, and the messages only ever add to the bubble: the step waits
+      // for those of the fill and the drain, 2(p-1) of them, each 10 µs plus one micro-batch's [64/m, 256] float32
+      // activation at 1.25 GB/s (under 0.5% of the step at every m here). 1 point of margin above, 0.1 below.
+      expect(r.gpipePercent!, `m = ${r.m}`).toBeGreaterThan(formula - 0.1);
+      expect(r.gpipePercent!, `m = ${r.m}`).toBeLessThan(formula + 1);
+      expect(r.stepMs! * (1 - r.gpipePercent! / 100)).toBeCloseTo(r.computeMs!, 6);
+    }
+    // The same work at every m: the compute per stage varies by the per-op costs only, within 5%.
+    const compute = run.rows.map((r) => r.computeMs!);
+    expect(Math.max(...compute) / Math.min(...compute)).toBeLessThan(1.05);
+    expect(run.verdict.held).toBe(true); // 3/19 = 15.8%, measured a little above
+    expect(judgePrediction(bubble.prediction, { kind: 'number', value: 75 }, run.rows).held).toBe(false);
+  }, 180_000);
 });
 
 describe('pnpm experiment', () => {

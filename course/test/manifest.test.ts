@@ -22,9 +22,11 @@ describe('course/course.json', () => {
     ]);
     expect(course.chapters.map((c) => c.number)).toEqual([1, 2, 3, 4, 5]);
     expect(course.chapters[0]!.exercises).toEqual(['ex01-allreduce-mean', 'ex02-ring-scatter-reduce']);
-    expect(course.chapters[1]!.exercises).toEqual(['ex03-zero-sharding']);
-    expect(course.chapters.slice(2).map((c) => c.status)).toEqual(['outline', 'outline', 'outline']);
-    expect(course.chapters.slice(0, 2).every((c) => c.knowledgeCheck?.questions === 10 && c.knowledgeCheck.passPercent === 80)).toBe(true);
+    expect(course.chapters[1]!.exercises).toEqual(['ex03-zero-sharding', 'ex07-zero-stage-2', 'ex08-fsdp']);
+    expect(course.chapters[2]!.exercises).toEqual(['ex09-megatron-mlp', 'ex10-vocab-parallel-ce']);
+    expect(course.chapters[3]!.exercises).toEqual(['ex11-gpipe', 'ex12-1f1b']);
+    expect(course.chapters.map((c) => c.status)).toEqual(['complete', 'complete', 'complete', 'complete', 'outline']);
+    expect(course.chapters.slice(0, 4).every((c) => c.knowledgeCheck?.questions === 10 && c.knowledgeCheck.passPercent === 80)).toBe(true);
   });
 
   it('finds chapters by number and refuses others', () => {

@@ -1,16 +1,19 @@
 /**
- * Every question of chapters 1 and 2, for 50 attempt seeds, the way an
+ * Every question of chapters 1 to 4, for 50 attempt seeds, the way an
  * attempt draws them: the answer computes, each distractor differs from the
  * answer, the right answer is graded right and every misconception wrong.
  * Then a few answers against references outside the question's own code:
- * the fabric's virtual clock and traffic, and the ZeRO paper's figures.
+ * the fabric's virtual clock and traffic, the ZeRO paper's figures, and
+ * pipeline schedules run on the virtual clock with modelled stage times.
  */
 import { describe, expect, it } from 'vitest';
 import { allReduce } from '@dtlab/collectives';
-import { launch } from '@dtlab/runtime';
+import { launch, type Comm } from '@dtlab/runtime';
 import { full } from '@dtlab/tensor';
 import bank1 from '../chapters/01-data-parallelism/bank.ts';
 import bank2 from '../chapters/02-sharding/bank.ts';
+import bank3 from '../chapters/03-tensor-parallelism/bank.ts';
+import bank4 from '../chapters/04-pipeline-parallelism/bank.ts';
 import { modelStateBytes } from '../chapters/02-sharding/questions/zero-memory.ts';
 import { formatNumber, gradeAnswer, present, variantSeed, withinTolerance, type Bank, type NumericVariant } from '../src/index.ts';
 
@@ -58,6 +61,8 @@ function checkBank(bank: Bank): void {
 
 describe('chapter 1 bank', () => checkBank(bank1));
 describe('chapter 2 bank', () => checkBank(bank2));
+describe('chapter 3 bank', () => checkBank(bank3));
+describe('chapter 4 bank', () => checkBank(bank4));
 
 /** The variant of question `id` in `bank` for attempt seed `seed`. */
 function variant(bank: Bank, id: string, seed: number) {
@@ -111,6 +116,27 @@ describe('answers against references', () => {
     }
   });
 
+  it('tp-mlp-allreduce-bytes\'s 2(N-1)/N of the [b, s, h] output is what each rank sends on the fabric', async () => {
+    for (const seed of [1, 2, 3]) {
+      const p = variant(bank3, 'tp-mlp-allreduce-bytes', seed) as NumericVariant;
+      const n = param(p.prompt, 'N');
+      const [b, s, h] = ['b', 's', 'h'].map((k) => param(p.prompt, k)) as [number, number, number];
+      const count = n * 512; // a small tensor on the same ranks: the ratio does not depend on its size
+      const result = await launch({ worldSize: n, program: async (comm) => void (await allReduce(comm, full([count], 1))) });
+      const ratio = Math.max(...result.stats.map((x) => x.bytesSent)) / (count * 4);
+      expect((p.answer * 1e6) / (b * s * h * 2)).toBeCloseTo(ratio, 9);
+    }
+  });
+
+  it('tp-dp-traffic-crossover: at T = 4h the fabric carries the same bytes for both', async () => {
+    const p = variant(bank3, 'tp-dp-traffic-crossover', 1) as NumericVariant;
+    const h = 16; // the crossover is T = 4h for every h; a small one keeps the launches small
+    expect(p.answer / param(p.prompt, 'h')).toBe(4);
+    const tp = await launch({ worldSize: 4, program: async (comm) => { await allReduce(comm, full([4 * h, h], 1)); await allReduce(comm, full([4 * h, h], 1)); } });
+    const dp = await launch({ worldSize: 4, program: async (comm) => void (await allReduce(comm, full([8 * h * h], 1))) });
+    expect(tp.stats.map((x) => x.bytesSent)).toEqual(dp.stats.map((x) => x.bytesSent));
+  });
+
   it('the ZeRO memory formulas give the ZeRO paper\'s figures for 7.5 B parameters on 64 ranks', () => {
     // Rajbhandari et al. (2020), figure 1: 120 GB, 31.4 GB, 16.6 GB, 1.9 GB.
     expect(modelStateBytes(0, 7.5, 64)).toBeCloseTo(120, 6);
@@ -128,5 +154,81 @@ describe('answers against references', () => {
       const want = stage === 1 ? 4 * psi + (12 * psi) / n : stage === 2 ? 2 * psi + (14 * psi) / n : (16 * psi) / n;
       expect(p.answer, `seed ${seed}`).toBeCloseTo(want, 9);
     }
+  });
+});
+
+/** GPipe's order of work on every stage: the forwards ('F') of the m micro-batches, then their backwards ('B'). */
+function gpipeOrder(m: number): ['F' | 'B', number][] {
+  return [...Array.from({ length: m }, (_, j) => ['F', j] as ['F', number]), ...Array.from({ length: m }, (_, j) => ['B', j] as ['B', number])];
+}
+
+/**
+ * Runs GPipe's order on p ranks where stage s's forward of a micro-batch
+ * takes `forwardMs[s]` and its backward twice that (comm.elapse), with
+ * messages that cost nothing: the step's virtual time and each stage's
+ * bubble, 1 - busy / step.
+ */
+async function simulateGpipe(forwardMs: readonly number[], m: number): Promise<{ stepMs: number; bubble: number[] }> {
+  const p = forwardMs.length;
+  const result = await launch({
+    worldSize: p,
+    cost: { alphaUs: 0, bytesPerUs: 1e12 },
+    program: async (comm: Comm) => {
+      const s = comm.rank;
+      for (const [what, j] of gpipeOrder(m)) {
+        if (what === 'F') {
+          if (s > 0) await comm.recv(s - 1, { tag: j });
+          await comm.elapse(1000 * forwardMs[s]!, 'forward');
+          if (s < p - 1) comm.isend(s + 1, full([1], j), { tag: j });
+        } else {
+          if (s < p - 1) await comm.recv(s + 1, { tag: j });
+          await comm.elapse(2000 * forwardMs[s]!, 'backward');
+          if (s > 0) comm.isend(s - 1, full([1], j), { tag: j });
+        }
+      }
+    },
+  });
+  expect(result.ok).toBe(true);
+  const stepMs = Math.max(...result.stats.map((x) => x.vtUs)) / 1000;
+  return { stepMs, bubble: forwardMs.map((t) => 1 - (3 * m * t) / stepMs) };
+}
+
+describe('chapter 4 answers against pipelines on the virtual clock', () => {
+  it('pipeline-bubble-fraction: GPipe idles (p-1)/(m+p-1) of the step on every stage', async () => {
+    for (const seed of [1, 2, 3, 4]) {
+      const v = variant(bank4, 'pipeline-bubble-fraction', seed) as NumericVariant;
+      const [p, m] = [param(v.prompt, 'p'), param(v.prompt, 'm')];
+      const { bubble } = await simulateGpipe(Array(p).fill(1), m);
+      for (const b of bubble) expect(100 * b, `seed ${seed}, p = ${p}, m = ${m}`).toBeCloseTo(v.answer, 6);
+    }
+  });
+
+  it('pipeline-step-time and pipeline-unbalanced-stages: the step on the virtual clock', async () => {
+    for (const seed of [1, 2, 3]) {
+      const v = variant(bank4, 'pipeline-step-time', seed) as NumericVariant;
+      const [p, m] = [param(v.prompt, 'p'), param(v.prompt, 'm')];
+      const tf = Number(/takes ([0-9.]+) ms for a micro-batch's forward/.exec(v.prompt)![1]);
+      expect((await simulateGpipe(Array(p).fill(tf), m)).stepMs).toBeCloseTo(v.answer, 6);
+      const u = variant(bank4, 'pipeline-unbalanced-stages', seed) as NumericVariant;
+      const together = /take, together, (.*?) \(stages/.exec(u.prompt)![1]!.split(', ').map((x) => Number.parseFloat(x));
+      const mu = param(u.prompt, 'm');
+      expect((await simulateGpipe(together.map((t) => t / 3), mu)).stepMs, `seed ${seed}: ${together.join(', ')} ms, m = ${mu}`).toBeCloseTo(u.answer, 6);
+    }
+  });
+
+  it('pipeline-activations-alive under GPipe: the most micro-batches between their forward and their backward', () => {
+    let checked = 0;
+    for (const seed of SEEDS) {
+      const v = variant(bank4, 'pipeline-activations-alive', seed) as NumericVariant;
+      if (!v.prompt.includes('GPipe')) continue;
+      const m = param(v.prompt, 'm');
+      const perMicroBatch = Number(/leaves (\d+) MB/.exec(v.prompt)![1]);
+      let alive = 0;
+      let most = 0;
+      for (const [what] of gpipeOrder(m)) most = Math.max(most, (alive += what === 'F' ? 1 : -1));
+      expect(most * perMicroBatch, `seed ${seed}`).toBe(v.answer);
+      if (++checked === 5) break;
+    }
+    expect(checked).toBe(5);
   });
 });
