@@ -95,17 +95,24 @@ export function expectTrajectories(ctx: CheckContext, outputs: Trajectory[], spe
   }
 }
 
-/** Notes each rank whose tensors after step 1 are wrong and equal to a step on its own part of the batch alone. */
+/**
+ * Notes what a wrong first step equals, when it equals one of the two
+ * classic wrong steps: each rank's own part alone (its gradient never
+ * averaged), or the combined batch with N times the mean gradient (a sum).
+ */
 function noteLocalSteps(ctx: CheckContext, outputs: Trajectory[], spec: TrainSpec, want: Tensor[], build: ModelBuilder): void {
-  const local = outputs.map((out, rank) => {
-    const wrong = out.steps[0]!.some((t, i) => !close(t, want[i]!));
-    return wrong && localFirstStep(spec, rank, build).every((t, i) => close(out.steps[0]![i]!, t));
-  });
+  const worldSize = outputs.length;
+  const wrong = outputs.map((out) => out.steps[0]!.some((t, i) => !close(t, want[i]!)));
+  const local = outputs.map((out, rank) => wrong[rank]! && localFirstStep(spec, rank, build).every((t, i) => close(out.steps[0]![i]!, t)));
   const ranks = local.flatMap((l, r) => (l ? [r] : []));
   if (ranks.length > 0) {
     const who = ranks.length === 1 ? `rank ${ranks[0]} holds` : `ranks ${ranks.join(', ')} each hold`;
     ctx.note(`after step 1, ${who} what one SGD step on the rank's own part of the batch alone gives: its gradients were not averaged with the other ranks' before the step`);
+    return;
   }
+  const summed = singleProcessTraining({ ...spec, steps: 1, lr: spec.lr * worldSize }, worldSize, build).steps[0]!;
+  const sums = outputs.flatMap((out, rank) => (wrong[rank] && summed.every((t, i) => close(out.steps[0]![i]!, t)) ? [rank] : []));
+  if (sums.length > 0) ctx.note(`after step 1, rank${sums.length === 1 ? '' : 's'} ${sums.join(', ')} hold${sums.length === 1 ? 's' : ''} one SGD step with ${worldSize} times the mean gradient of the combined batch: the sum over the ranks, not the mean`);
 }
 
 /** Compares every rank's tensors after the last step with rank 0's, bit for bit. */
