@@ -10,17 +10,19 @@
  *
  * Parameters in `parameters()` order (elements): trunk.weight 72, trunk.bias 12,
  * left.weight 48, left.bias 4, right.0.weight 108, right.0.bias 9,
- * right.2.weight 36, right.2.bias 4. With bucketBytes 160 (40 float32) the
- * README's rule makes four buckets: right.2 (40), right.0 (117), left (52),
- * trunk (84).
+ * right.2.weight 36, right.2.bias 4. With bucketBytes 16 every parameter is a
+ * bucket of its own, whichever end the buckets are filled from, so launching
+ * buckets as they complete puts the left head's and the right head's
+ * all-reduces (48 and 36 elements for the weights) at different positions on
+ * ranks that route differently: the fabric reports a collective mismatch.
  */
 import { Generator, Tensor, deriveSeed, nn, tensor } from '@dtlab/tensor';
 import { modelSeed, type BucketSpec, type ModelBuilder } from '../../checks/ex05-bucketed-overlap/data.ts';
 
 /** Input features, trunk width and classes (the spec's `sizes` are these). */
 export const BRANCHING_SIZES = [6, 12, 4];
-/** The bucket size that gives the four buckets of the file comment. */
-export const BRANCHING_BUCKET_BYTES = 160;
+/** The bucket size that makes every parameter a bucket (see the file comment). */
+export const BRANCHING_BUCKET_BYTES = 16;
 
 /** See the file comment. */
 export class BranchingModel extends nn.Module {
