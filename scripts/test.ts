@@ -21,7 +21,7 @@ function workspacePackages(): string[] {
     if (!existsSync(dir)) continue;
     for (const name of readdirSync(dir)) if (existsSync(join(dir, name, 'package.json'))) out.push(join(dir, name));
   }
-  for (const single of ['grader', 'course', 'kit']) if (existsSync(join(root, single, 'package.json'))) out.push(join(root, single));
+  for (const single of ['grader', 'course', 'kit', 'playground']) if (existsSync(join(root, single, 'package.json'))) out.push(join(root, single));
   return out;
 }
 

@@ -87,7 +87,7 @@ export const broken = numeric({
     const mech = join(ch1, 'questions', 'ring-mechanics.ts');
     writeFileSync(mech, readFileSync(mech, 'utf8').replace("{ text: 'the whole buffer, summed over all ranks', why:", '{ text: `chunk ${r} of the buffer, summed over all ${n} ranks`, why:'));
     const bank = join(root, 'course', 'chapters', '02-sharding', 'bank.ts');
-    writeFileSync(bank, readFileSync(bank, 'utf8').replace(/^\s+(adamHidesSum|whyStage3CostsMore|fsdpIsDataParallel),\n/gm, ''));
+    writeFileSync(bank, readFileSync(bank, 'utf8').replace(/^\s+(adamHidesSum|whyStage3CostsMore|fsdpIsDataParallel|zero2PeakGradients|zero2ReduceAfterBackward|fsdpSavedWeights|fsdpBackwardNeeds),\n/gm, ''));
     const exp = join(ch1, 'experiments', 'ring-allreduce-ranks.ts');
     writeFileSync(exp, readFileSync(exp, 'utf8').replace("chart: { key: 'ofS'", "chart: { key: 'nothing'"));
     write(join(ch1, 'questions', 'extra.ts'), "import { reference } from '@dtlab/grader';\nexport const x = reference;\n");

@@ -3,7 +3,7 @@
  * (with node_modules linked so that its modules resolve), and the CLIs run
  * through execa as a student runs them.
  */
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
@@ -32,8 +32,9 @@ export function scratchRepo(): string {
   const root = scratch('dtlab-repo-');
   cpSync(COURSE_DIR, join(root, 'course'), { recursive: true, filter: (src) => !/node_modules|\.test-tmp|\.vitest-results|\.turbo/.test(src) });
   symlinkSync(join(COURSE_DIR, 'node_modules'), join(root, 'node_modules'));
-  // What the course's modules and readings point at: the TypeScript settings, the exercises' manifests and READMEs, the collectives README.
-  for (const rel of ['tsconfig.base.json', 'packages/collectives/README.md', ...['ex01-allreduce-mean', 'ex02-ring-scatter-reduce', 'ex03-zero-sharding'].flatMap((ex) => [`exercises/${ex}/exercise.json`, `exercises/${ex}/README.md`])]) {
+  // What the course's modules and readings point at: the TypeScript settings, every exercise's manifest and README, the collectives README.
+  const exercises = readdirSync(join(REPO_ROOT, 'exercises')).filter((ex) => existsSync(join(REPO_ROOT, 'exercises', ex, 'exercise.json')));
+  for (const rel of ['tsconfig.base.json', 'packages/collectives/README.md', ...exercises.flatMap((ex) => [`exercises/${ex}/exercise.json`, `exercises/${ex}/README.md`])]) {
     mkdirSync(dirname(join(root, rel)), { recursive: true });
     cpSync(join(REPO_ROOT, rel), join(root, rel));
   }

@@ -6,6 +6,7 @@ import { importModule } from './program.ts';
 import type { WorkerPool } from '@dtlab/runtime';
 import { CheckFailure, CheckTimeout, type CheckModule, type SharedRuns } from './check-api.ts';
 import { Context } from './context.ts';
+import { runTimeline } from './check-core.ts';
 import type { Manifest } from './manifest.ts';
 import type { CheckResult, GradingJob } from './protocol.ts';
 import { bounded, TEXT_LIMITS } from './text.ts';
@@ -31,6 +32,7 @@ export async function runCheck(job: GradingJob, manifest: Manifest, id: string, 
     ...(ctx.comm.messages > 0 || ctx.comm.virtualTimeUs > 0 ? { comm: { ...ctx.comm } } : {}),
     ...(ctx.outputDroppedBytes > 0 ? { outputDroppedBytes: ctx.outputDroppedBytes } : {}),
     ...(ctx.textCut.cut ? { textCut: true } : {}),
+    ...(status !== 'passed' && ctx.lastRun ? { timeline: runTimeline(ctx.lastRun) } : {}),
     ...extra,
     durationMs: Math.round(performance.now() - started),
   });

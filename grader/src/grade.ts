@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
+import { changesAgainstStarter, starterSrc, type FileChange } from './starter-diff.ts';
 import type { Exercise } from './exercises.ts';
 import type { ManifestCheck } from './manifest.ts';
 import { checkModulePath } from './paths.ts';
@@ -84,6 +85,7 @@ export async function gradeSubmission(opts: GradeOptions): Promise<Rubric> {
 class Grading {
   private readonly started = Date.now();
   private readonly notes: string[] = [];
+  private changes: FileChange[] | undefined;
   private readonly checks: ManifestCheck[];
   private readonly hiddenModule: string | null;
   private readonly publicModule: string | null;
@@ -135,6 +137,8 @@ class Grading {
   private async gradeCopy(copy: PrivateCopy): Promise<Rubric> {
     const { manifest, folder } = this.opts.exercise;
     const base = this.base(copy.sha256);
+    // Feedback on the size of the repair, from the private copy (already within the submission limits).
+    this.changes = changesAgainstStarter(join(copy.dir, 'src'), starterSrc(this.opts.exercise));
     if (copy.skipped.length) this.notes.push(`not copied, so not graded: ${copy.skipped.length} entr${copy.skipped.length === 1 ? 'y' : 'ies'} of src/ that are neither files nor folders (symbolic links, pipes...): ${copy.skipped.slice(0, 5).join(', ')}${copy.skipped.length > 5 ? ', ...' : ''}`);
     // The entry files must exist: a cheap look at names, before the grading process reads anything.
     const missing: PolicyViolation[] = manifest.entry
@@ -206,7 +210,7 @@ class Grading {
   /** One check's rubric entry from what the grading process reported (or why it did not). */
   private checkFromRun(c: ManifestCheck, r: CheckResult | undefined, run: IsolatedRun): RubricCheck {
     if (r) {
-      return { id: c.id, name: c.title, visibility: c.visibility, score: r.status === 'passed' ? c.points : 0, maxScore: c.points, status: r.status, message: r.message, ...(r.divergence ? { divergence: r.divergence } : {}), ...(r.comm ? { comm: r.comm } : {}), durationMs: r.durationMs };
+      return { id: c.id, name: c.title, visibility: c.visibility, score: r.status === 'passed' ? c.points : 0, maxScore: c.points, status: r.status, message: r.message, ...(r.divergence ? { divergence: r.divergence } : {}), ...(r.comm ? { comm: r.comm } : {}), ...(r.timeline ? { timeline: r.timeline } : {}), durationMs: r.durationMs };
     }
     if (run.forged > 0) return { ...skippedCheck(c, `not graded: ${run.detail}`), status: 'error' };
     if (run.running === c.id) {
@@ -223,7 +227,8 @@ class Grading {
     const status = checks.some((c) => c.status === 'error') ? 'error' : checks.every((c) => c.status === 'passed') ? 'passed' : 'failed';
     const notes = this.notes;
     const uniqueFlags = [...new Set(flags)];
-    const rubric = { ...base, durationMs: Date.now() - this.started, status, score, maxScore, ...(notes.length ? { notes } : {}), ...(uniqueFlags.length ? { flags: uniqueFlags } : {}), checks } as Rubric;
+    const changes = this.changes ? { changes: this.changes } : {};
+    const rubric = { ...base, durationMs: Date.now() - this.started, status, score, maxScore, ...(notes.length ? { notes } : {}), ...(uniqueFlags.length ? { flags: uniqueFlags } : {}), ...changes, checks } as Rubric;
     // Bounded here, and again by writeRubric: notes may still be added (the type check's, a zip's).
     return boundedRubric(rubric);
   }

@@ -6,7 +6,7 @@
  * gradebook; the type checker. Check modules import `@dtlab/grader` instead.
  */
 export { gradeSubmission, POLICY_CHECK_ID, type GradeOptions } from './grade.ts';
-export { loadManifest, validateManifest, maxPoints, ManifestError, type Manifest, type ManifestCheck } from './manifest.ts';
+export { loadManifest, validateManifest, maxPoints, ManifestError, type Manifest, type ManifestCheck, type LeaderboardSpec, type LeaderboardFigure } from './manifest.ts';
 export { listExercises, findExercise, exerciseFolders, UnknownExerciseError, type Exercise } from './exercises.ts';
 export { checkPolicy, checkSource, formatViolations, type PolicyViolation } from './policy.ts';
 export { validateRubric, writeRubric, writeAtomic, toGradescope, RubricSchemaError, type Rubric, type RubricCheck, type RubricFlag } from './rubric.ts';
@@ -35,4 +35,12 @@ export { sourceFiles, syntaxOf, type Syntax } from './source-files.ts';
 export { ROOT, GRADER_DIR, PACKAGES_DIR, EXERCISES_DIR, SOLUTIONS_DIR, PUBLIC_CHECKS_DIR, HIDDEN_CHECKS_DIR, GRADES_DIR, coursePackageDirs, coursePackages, rankPackages, checkModulePath, type WorkspacePackage } from './paths.ts';
 export { parseArgs, runCli } from './cli/args.ts';
 export { UserError, UsageError } from './user-error.ts';
+// Grades where TAs keep them (pnpm grade:export, grade --format junit, the GitHub Classroom workflow).
+export { readRoster, parseRoster, RosterError, ROSTER_LIMITS, type Roster, type RosterRow } from './export/roster.ts';
+export { collectGrades, ResultsError, type ClassGrades, type GradeColumn, type GradeCell } from './export/grades.ts';
+export { canvasExport, CANVAS_ID_COLUMNS, CANVAS_DEFAULT_MATCH, type GradeExport } from './export/canvas.ts';
+export { moodleExport, MOODLE_ID_COLUMNS } from './export/moodle.ts';
+export { junitXml, batchJunitXml, writeJunit, JunitError } from './export/junit.ts';
+export { gradescopeResults, validateGradescopeResults, writeGradescopeResults, leaderboardEntries, deviceFigures, type GradescopeOptions } from './export/gradescope.ts';
+export { classroomWorkflow, gradeCommand, CLASSROOM_WORKFLOW_PATH, CLASSROOM_ACTIONS, ClassroomError } from './export/classroom.ts';
 export { filesUnder } from './files.ts';

@@ -39,6 +39,17 @@ export interface Manifest {
   /** What `pnpm explain` asks first: the failure mechanism, among `choices` (`answer` is the right one's index). */
   mechanism?: { question: string; choices: string[]; answer: number };
   explanation: string;
+  /** A Gradescope leaderboard of one check's virtual-device figures (export/gradescope.ts). */
+  leaderboard?: LeaderboardSpec;
+}
+
+/** The device figures a leaderboard can rank (context.ts DeviceSummary). */
+export type LeaderboardFigure = 'exposedCommUs' | 'virtualTimeUs' | 'computeUs' | 'peakBytes';
+
+/** A manifest's `leaderboard`: which check's device figures to rank, lowest first. */
+export interface LeaderboardSpec {
+  check: string;
+  figures?: LeaderboardFigure[];
 }
 
 /** A manifest that is not valid: names the file and every problem. */
@@ -85,6 +96,7 @@ export function validateManifest(data: unknown, file: string, folder?: string): 
       else if (needed.requires?.length) problems.push(`check '${c.id}' requires '${r}', which is itself a check of how (it has requires): require the checks of the values`);
     }
   }
+  if (m.leaderboard && !m.checks.some((c) => c.id === m.leaderboard!.check)) problems.push(`leaderboard.check is '${m.leaderboard.check}', which is not a check of this exercise`);
   if (m.mechanism && m.mechanism.answer >= m.mechanism.choices.length) problems.push(`mechanism.answer is ${m.mechanism.answer}, but there are ${m.mechanism.choices.length} choices (counted from 0)`);
   const total = maxPoints(m);
   if (m.totalPoints !== undefined && Math.abs(total - m.totalPoints) > 1e-9) problems.push(`totalPoints is ${m.totalPoints} but the checks' points add up to ${total}`);

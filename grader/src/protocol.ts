@@ -3,6 +3,7 @@
  */
 import type { Divergence } from './check-api.ts';
 import type { CommSummary } from './context.ts';
+import type { RunTimeline } from './check-core.ts';
 import type { Manifest } from './manifest.ts';
 import type { PrecompiledModules } from '@dtlab/runtime/precompile';
 import type { PolicyViolation } from './policy.ts';
@@ -17,6 +18,8 @@ export interface CheckResult {
   message: string;
   divergence?: Divergence;
   comm?: CommSummary;
+  /** The messages of the check's last launch, when it did not pass (the HTML report draws them). */
+  timeline?: RunTimeline;
   /** Bytes of rank output dropped beyond the capture limit (only when some were). */
   outputDroppedBytes?: number;
   /** Set when text from the submission (a rank's error message) was cut to its bound in this check's message. */

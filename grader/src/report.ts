@@ -8,6 +8,7 @@ import pc from 'picocolors';
 import { formatBytes, formatUs } from '@dtlab/runtime/report';
 import { NO_HIDDEN_CHECKS_NOTE, type Rubric, type RubricCheck } from './rubric.ts';
 import { printable } from './text.ts';
+import { describeChanges } from './starter-diff.ts';
 
 export { printable };
 
@@ -52,6 +53,8 @@ export function formatReport(r: Rubric, opts: { color: boolean; title?: string; 
     const [first, ...rest] = note.split('\n');
     lines.push(c.yellow(`note: ${p(first)}`), ...rest.slice(0, 12).map((l) => `      ${p(l)}`));
   }
+  // The size of the repair, as feedback: the lab asks for the smallest change to the relevant part.
+  if (r.changes) lines.push(c.dim(`your repair: ${p(describeChanges(r.changes))}`));
   const verdict = r.status === 'passed' ? c.green('passed') : r.status === 'failed' ? c.red('failed') : c.yellow('grading error');
   lines.push(c.bold(`score ${r.score}/${r.maxScore} · ${verdict}`) + c.dim(` · ${(r.durationMs / 1000).toFixed(1)} s${opts.rubricPath ? ` · rubric written to ${p(opts.rubricPath)}` : ''}`));
   const id = p(opts.exerciseId ?? r.exercise.slice(0, 4));

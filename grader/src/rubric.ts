@@ -7,6 +7,8 @@
 import type { Divergence } from './check-api.ts';
 import type { CheckStatus } from './protocol.ts';
 import type { CommSummary } from './context.ts';
+import { describeChanges, type FileChange } from './starter-diff.ts';
+import type { RunTimeline } from './check-core.ts';
 import { describeAjvErrors } from './manifest.ts';
 import { writeAtomic } from './atomic.ts';
 import { schemaValidator, type Validator } from './validators.ts';
@@ -28,6 +30,8 @@ export interface RubricCheck {
   message: string;
   divergence?: Divergence;
   comm?: CommSummary;
+  /** A check that did not pass: the messages of its last run (numbers only, bounded). */
+  timeline?: RunTimeline;
   durationMs: number;
 }
 
@@ -50,6 +54,8 @@ export interface Rubric {
   notes?: string[];
   /** Set by grading and batch grading; absent in rubrics written before flags existed. */
   flags?: RubricFlag[];
+  /** Source files that differ from the starter, with lines added and removed (feedback, never points). */
+  changes?: FileChange[];
   checks: RubricCheck[];
 }
 
@@ -103,6 +109,8 @@ export function boundedRubric(r: Rubric): Rubric {
         : {}),
     })),
     ...(r.notes ? { notes: r.notes.slice(0, MAX_NOTES).map((n) => b(n, TEXT_LIMITS.note)) } : {}),
+    // File names are the submission's: bounded like any other text of it.
+    ...(r.changes ? { changes: r.changes.slice(0, MAX_CHANGED_FILES).map((c) => ({ ...c, path: b(c.path, TEXT_LIMITS.path) })) } : {}),
   };
   if (cut.cut || (r.notes?.length ?? 0) > MAX_NOTES) out.flags = [...new Set([...(r.flags ?? []), 'output-truncated' as const])];
   return out;
@@ -112,6 +120,8 @@ export function boundedRubric(r: Rubric): Rubric {
 const MAX_INDEX_DIMS = 32;
 /** Notes a rubric keeps. */
 const MAX_NOTES = 20;
+/** Changed files a rubric lists (starter-diff.ts lists no more). */
+const MAX_CHANGED_FILES = 50;
 
 /** Validates `rubric` (bounded first: boundedRubric) and writes it to `file` atomically (control characters escaped: jsonText). */
 export function writeRubric(file: string, rubric: Rubric): void {
@@ -128,7 +138,7 @@ export function toGradescope(rubric: Rubric): Record<string, unknown> {
   return {
     score: r.score,
     execution_time: Math.round(r.durationMs / 1000),
-    output: text(`${r.exercise}: ${r.status}, ${r.score}/${r.maxScore} (seed ${r.seed}, grader ${r.grader.version})`),
+    output: text(`${r.exercise}: ${r.status}, ${r.score}/${r.maxScore} (seed ${r.seed}, grader ${r.grader.version})${r.changes ? `\nyour repair: ${describeChanges(r.changes)}` : ''}`),
     tests: r.checks.map((c) => ({
       name: text(`${c.id}: ${c.name}`),
       score: c.score,

@@ -4,7 +4,7 @@
  * check modules and schemas, and the course packages the checks run on
  * (the grader's workspace dependencies: paths.ts, coursePackages). A change
  * to any of them changes the version, so a batch rerun regrades; a change to
- * the command lines, or to a package the grader does not depend on (the
+ * the command lines or the exports (src/export/), or to a package the grader does not depend on (the
  * authoring kit), does not.
  */
 import { readFileSync } from 'node:fs';
@@ -13,8 +13,8 @@ import { join } from 'node:path';
 import { filesUnder } from './files.ts';
 import { coursePackageDirs, GRADER_DIR, ROOT } from './paths.ts';
 
-// Grader code that decides no verdict: the command lines.
-const NOT_VERDICTS = ['cli'];
+// Grader code that decides no verdict: the command lines, and the exports that read rubrics.
+const NOT_VERDICTS = ['cli', 'export'];
 
 let cached: string | undefined;
 

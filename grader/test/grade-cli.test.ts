@@ -2,9 +2,10 @@
  * `pnpm grade`, the student's command, run as a process of its own: its exit
  * codes (0 passed, 1 failed, 2 could not grade), the report it prints, the
  * rubric it writes, and --typecheck, which reports type errors as a note and
- * a flag without changing the score.
+ * a flag without changing the score; the exercises listed by chapter; and
+ * --watch, which grades again on every save and says what is next.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,7 +93,7 @@ describe('pnpm grade', () => {
       [['ex99'], /no exercise named 'ex99'\. Exercises: ex01-allreduce-mean/],
       [['ex01', 'ex02'], /grade one exercise at a time, got: ex01 ex02/],
       [['ex01', '--seed', '-1'], /--seed must be a non-negative integer, got -1/],
-      [['ex01', '--format', 'csv'], /--format must be rubric or gradescope, got csv/],
+      [['ex01', '--format', 'csv'], /--format must be rubric, gradescope or junit, got csv/],
       [['ex01', '--submission', join(out, 'nowhere')], /--submission .*nowhere: no such folder/],
     ];
     for (const [args, message] of cases) {
@@ -103,4 +104,47 @@ describe('pnpm grade', () => {
       expect(() => readFileSync(file)).toThrow(/ENOENT/);
     }
   }, 60_000);
+
+  it('lists the exercises by chapter of the course without an exercise', async () => {
+    const res = await grade();
+    expect(res.exitCode, res.stderr).toBe(0);
+    const chapter1 = res.stdout.indexOf('1. Data parallelism');
+    const chapter2 = res.stdout.indexOf('2. Sharding the training state');
+    expect(chapter1).toBeGreaterThan(0);
+    expect(chapter2).toBeGreaterThan(chapter1);
+    // ex01 and ex02 under chapter 1, ex03 under chapter 2.
+    expect(res.stdout.indexOf('ex01')).toBeGreaterThan(chapter1);
+    expect(res.stdout.indexOf('ex02')).toBeLessThan(chapter2);
+    expect(res.stdout.indexOf('ex03')).toBeGreaterThan(chapter2);
+  }, 60_000);
+
+  it('with --watch, grades the starter, grades again when the solution is saved over it, and says what is next', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'dtlab-grade-watch-'));
+    cpSync(join(EXERCISES_DIR, EX01, 'src'), join(work, 'src'), { recursive: true });
+    const file = join(out, 'watch.json');
+    const child = execa(process.execPath, ['--import', TSX, CLI, 'ex01', '--watch', '--no-hidden', '--submission', work, '--out', file, '--seed', '3'], { reject: false, env: { ...process.env, NO_COLOR: '1' } });
+    let seen = '';
+    child.stdout!.on('data', (d: Buffer) => (seen += d.toString()));
+    const until = async (pattern: RegExp, what: string) => {
+      for (let t = 0; t < 600 && !pattern.test(seen); t++) await new Promise((r) => setTimeout(r, 100));
+      if (!pattern.test(seen)) throw new Error(`--watch never printed ${what}; it printed:\n${seen}`);
+    };
+    try {
+      await until(/watching .* for changes/, 'that it is watching');
+      expect(seen).toContain('FAIL  ');
+      expect(rubricAt(file).status).toBe('failed');
+      seen = '';
+      const entry = 'allreduce-mean.ts';
+      writeFileSync(join(work, 'src', entry), readFileSync(join(SOLUTIONS_DIR, EX01, 'src', entry)));
+      await until(/watching .* for changes/, 'a second report after the save');
+      expect(seen).toMatch(/score (\d+)\/\1 · passed/);
+      expect(seen).toContain('next: pnpm explain ex01 (name the failure mechanism, then read why the fix works); then pnpm grade ex02 (Ring scatter-reduce)');
+      expect(rubricAt(file).status).toBe('passed');
+    } finally {
+      child.kill('SIGINT');
+      const res = await child;
+      rmSync(work, { recursive: true, force: true });
+      expect(res.exitCode).toBe(0);
+    }
+  }, 120_000);
 });

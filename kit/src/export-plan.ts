@@ -3,8 +3,9 @@
  * not go: the workspace files (rewritten without the course-author wiring),
  * the libraries, the exercises, the grader without its hidden checks and
  * templates and without the tests and fixtures that need solutions, and the
- * scripts. And the check that nothing in it holds a solution's or a hidden
- * check's source.
+ * scripts; and the GitHub Classroom workflow, made from the exercise
+ * manifests. And the check that nothing in it holds a solution's or a
+ * hidden check's source.
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import { GENERATED_DIRS, type KitLayout, REPO } from './layout.ts';
 import { scanForLeaks, secretsOf, walkFiles, type Secret, type SourceText } from './leaks.ts';
 import { EXERCISE_ENTRIES } from './structure.ts';
 import { KIT_TASK, withoutKitTasks } from './turbo.ts';
+import { CLASSROOM_WORKFLOW_PATH, classroomWorkflow, listExercises } from '@dtlab/grader/grading';
 
 /** One file of an export: copied from `from`, or written with `text`. */
 export interface ExportEntry {
@@ -84,10 +86,18 @@ export function studentExportPlan(layout: KitLayout = REPO, secrets: readonly Se
     else if (f === 'README.md') out.push({ path: f, text: withoutSection(readFileSync(root(f), 'utf8'), 'For course authors') });
     else out.push({ path: f, from: root(f) });
   }
+  // GitHub Classroom grades each push of a student's repository with it (grader/src/export/classroom.ts).
+  out.push({ path: CLASSROOM_WORKFLOW_PATH, text: classroomWorkflow(listExercises(layout.exercises)) });
   out.push(...exportTree(layout, 'scripts'));
   // The course: its manifest, readings, knowledge checks (their answers are computed, so the banks give
   // nothing away that the reading does not) and experiments, with the commands that serve them.
   if (existsSync(root('course/package.json'))) out.push(...exportTree(layout, 'course'));
+  // The playground (pnpm playground exNN runs an exercise's public checks in the page), without the
+  // tests that need the reference solutions or the hidden checks (its browser test copies a solution in).
+  if (existsSync(root('playground/package.json'))) {
+    const needsSecrets = (e: ExportEntry) => e.path.startsWith('playground/test/') && /\bsolutions\b|\bhidden\b/.test(readFileSync(e.from!, 'utf8'));
+    out.push(...exportTree(layout, 'playground').filter((e) => !e.path.startsWith('playground/artifacts/') && !needsSecrets(e)));
+  }
   for (const p of existsSync(root('packages')) ? readdirSync(root('packages')).sort() : []) {
     if (existsSync(join(root('packages'), p, 'package.json'))) out.push(...exportTree(layout, `packages/${p}`));
   }
@@ -99,6 +109,9 @@ export function studentExportPlan(layout: KitLayout = REPO, secrets: readonly Se
       else if (name === 'package.json') out.push({ path: `${base}/${name}`, text: jsonEdit(root(`${base}/${name}`), (j) => delete j.scripts?.[KIT_TASK]) });
       else out.push({ path: `${base}/${name}`, from: root(`${base}/${name}`) });
     }
+    // A pristine copy of the starter, which the student's exercises/<folder>/src stops being: the
+    // grader counts the lines a repair changed against it (grader/src/starter-diff.ts).
+    for (const e of exportTree(layout, `${base}/src`)) out.push({ ...e, path: `grader/starters/${folder}/src/${e.path.slice(`${base}/src/`.length)}` });
   }
   for (const f of GRADER_FILES) if (existsSync(root(`grader/${f}`))) out.push({ path: `grader/${f}`, from: root(`grader/${f}`) });
   for (const d of GRADER_DIRS) out.push(...exportTree(layout, `grader/${d}`));

@@ -73,6 +73,10 @@ describe('the curriculum as it is', () => {
     const text = (p: string) => plan.find((e) => e.path === p)!.text!;
     expect(JSON.parse(text('package.json')).scripts.kit).toBeUndefined();
     expect(text('pnpm-workspace.yaml')).not.toMatch(/solutions/);
+    // The playground goes, but not its browser test, which copies a reference solution in.
+    expect(plan.some((e) => e.path === 'playground/src/cli.ts')).toBe(true);
+    expect(plan.some((e) => e.path === 'playground/test/browser.test.ts')).toBe(false);
+    expect(plan.some((e) => e.path === 'playground/test/collectives-model.test.ts')).toBe(true);
     expect(text('turbo.json')).not.toMatch(/kit:check/);
     expect(JSON.parse(text(`exercises/${EX01}/package.json`)).scripts['kit:check']).toBeUndefined();
     expect(plan.some((e) => e.path.startsWith('grader/test/kit-'))).toBe(false);

@@ -5,14 +5,15 @@
  * give new ones `since: <new revision>` (see docs/authoring.md, "The course").
  */
 import { defineBank } from '../../src/authoring.ts';
-import { communicationVolume, fsdpIsDataParallel, fsdpPeakParameters, whyStage3CostsMore } from './questions/fsdp.ts';
+import { communicationVolume, fsdpBackwardNeeds, fsdpIsDataParallel, fsdpPeakParameters, fsdpSavedWeights, whyStage3CostsMore } from './questions/fsdp.ts';
 import { bytesPerParameter, dataParallelStates, leastStageThatFits, minimumRanks, notSharded, whatEachStageShards, zeroStageMemory } from './questions/memory.ts';
 import { adamHidesSum, agreementIsNotParity, elementOwner, optimizerStateStaysLocal, shardStateBytes } from './questions/sharding.ts';
+import { zero2PeakGradients, zero2ReduceAfterBackward } from './questions/zero2.ts';
 
 /** Chapter 2's bank. */
 export default defineBank({
   chapter: 2,
-  revision: 1,
+  revision: 2,
   questions: [
     dataParallelStates,
     zeroStageMemory,
@@ -30,5 +31,10 @@ export default defineBank({
     adamHidesSum,
     whyStage3CostsMore,
     fsdpIsDataParallel,
+    // Revision 2: exercises 7 (ZeRO stage 2) and 8 (FSDP).
+    zero2PeakGradients,
+    zero2ReduceAfterBackward,
+    fsdpSavedWeights,
+    fsdpBackwardNeeds,
   ],
 });

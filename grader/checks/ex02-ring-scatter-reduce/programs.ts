@@ -23,12 +23,23 @@ function describe(v: unknown): string {
   return typeof v === 'object' ? `a ${(v as object).constructor?.name ?? 'object'}` : `a ${typeof v}`;
 }
 
-/** Runs the submission's ringScatterReduce on a seeded buffer of each length in turn; returns the chunk of each call. */
-export async function scatterReduceCalls(comm: Comm, entry: string, seed: number, lengths: number[]): Promise<Tensor[]> {
+/** What a rank hands back: the chunk of each call, and the rank's virtual time before and after each call. */
+export interface CallsResult {
+  chunks: Tensor[];
+  /** [start, end] of call k at 2k and 2k+1, in virtual microseconds (the runtime's clock: rank code can only add to it). */
+  times: number[];
+}
+
+/** Runs the submission's ringScatterReduce on a seeded buffer of each length in turn; returns the chunk of each call and its virtual time. */
+export async function scatterReduceCalls(comm: Comm, entry: string, seed: number, lengths: number[]): Promise<CallsResult> {
   const ringScatterReduce = await loadExport<RingScatterReduce>(entry, 'ringScatterReduce');
   const chunks: Tensor[] = [];
+  const times: number[] = [];
   for (const [k, n] of lengths.entries()) {
-    const chunk = await ringScatterReduce(comm, rankInput(seed, comm.rank, n));
+    const input = rankInput(seed, comm.rank, n);
+    times.push(comm.virtualTimeUs);
+    const chunk = await ringScatterReduce(comm, input);
+    times.push(comm.virtualTimeUs);
     if (!(chunk instanceof Tensor)) {
       throw new TypeError(`ringScatterReduce must resolve to a Tensor (this rank's chunk), but with ${n} elements it resolved to ${describe(chunk)}`);
     }
@@ -36,5 +47,5 @@ export async function scatterReduceCalls(comm: Comm, entry: string, seed: number
     comm.isend(comm.rank, zeros([0]), { tag: FENCE_TAG + k });
     await comm.recv(comm.rank, { tag: FENCE_TAG + k });
   }
-  return chunks;
+  return { chunks, times };
 }

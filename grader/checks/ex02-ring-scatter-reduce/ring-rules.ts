@@ -5,6 +5,7 @@
  * per step, the schedule's chunk sizes, never the whole buffer).
  */
 import { bytesPerElement } from '@dtlab/tensor';
+import { DEFAULT_COST } from '@dtlab/runtime';
 import type { CheckContext } from '@dtlab/grader';
 import { expectedSum } from './data.ts';
 import type { RingCall } from './ring-run.ts';
@@ -111,5 +112,37 @@ export function expectNoWholeBuffer(ctx: CheckContext, calls: RingCall[]): void 
         rank, index: m, expected: `at most ${Math.ceil(call.n / call.worldSize)} elements`, actual: messages[m]!.count, label: `size of rank ${rank}'s message ${m} ${setting(call)}`,
       });
     });
+  }
+}
+
+/**
+ * The ring's time, (N-1)·(α + c/β) for chunks of at most c bytes under the
+ * launch's alpha-beta model (the runtime's default), of which a call may take
+ * up to RING_TIME_SLACK times. A ring keeps every link busy at every step,
+ * so its N-1 steps cost one message time each. A schedule that serialises
+ * the ring (rank 0 sends first and the others wait to receive) takes about
+ * N times that, and a barrier per step adds ceil(log2 N) latencies a step:
+ * the values and the trace's messages are right in both, only the time says.
+ */
+export function ringTimeUs(call: RingCall): number {
+  const chunkBytes = Math.ceil(call.n / call.worldSize) * BYTES;
+  return (call.worldSize - 1) * (DEFAULT_COST.alphaUs + chunkBytes / DEFAULT_COST.bytesPerUs);
+}
+
+/** How much longer than the ring's time a call may take: 25%, and half a microsecond for rounding. */
+export const RING_TIME_SLACK = 1.25;
+
+/** Every call took at most RING_TIME_SLACK × the ring's time (ringTimeUs) on the virtual clock. */
+export function expectRingTime(ctx: CheckContext, calls: RingCall[]): void {
+  for (const call of calls) {
+    if (call.worldSize === 1) continue;
+    const ring = ringTimeUs(call);
+    const limit = RING_TIME_SLACK * ring + 0.5;
+    if (call.spanUs <= limit) continue;
+    const alpha = DEFAULT_COST.alphaUs;
+    ctx.fail(
+      `${setting(call)}: the call took ${call.spanUs.toFixed(1)} µs of virtual time, ${(call.spanUs / ring).toFixed(1)}× the ring's (N-1)·(α + chunk/β) = ${ring.toFixed(1)} µs (α = ${alpha} µs): the steps do not overlap around the ring. In a ring every rank sends its chunk at the same time at each step, then receives; a rank that waits to receive before it sends (or a barrier between steps) makes each step wait for the one before it to go round`,
+      { rank: null, index: null, expected: `<= ${limit.toFixed(1)} µs`, actual: `${call.spanUs.toFixed(1)} µs`, label: `virtual time of the call ${setting(call)}` },
+    );
   }
 }

@@ -11,7 +11,7 @@
 import { chunkBounds, deriveSeed, type ChunkBound, type Tensor } from '@dtlab/tensor';
 import type { TraceEvent } from '@dtlab/runtime';
 import { programPath, type CheckContext } from '@dtlab/grader';
-import { FENCE_TAG } from './programs.ts';
+import { FENCE_TAG, type CallsResult } from './programs.ts';
 
 const ENTRY = 'src/ring-scatter-reduce.ts';
 const program = { module: programPath(import.meta.url, './programs.ts'), export: 'scatterReduceCalls' };
@@ -29,6 +29,11 @@ export interface RingCall {
   chunks: Tensor[];
   /** The messages each rank sent during this call, by rank, in the order it sent them. */
   sent: TraceEvent[][];
+  /**
+   * The call's virtual time: from the moment the last rank entered it to the
+   * moment the last rank left it (ranks enter at slightly different times).
+   */
+  spanUs: number;
 }
 
 /** A seed shared by every check of this grading run (ctx.seedFor differs from check to check). */
@@ -42,15 +47,18 @@ export function ringCalls(ctx: CheckContext, worldSize: number, lengths: number[
 }
 
 async function launch(ctx: CheckContext, worldSize: number, lengths: number[], seed: number): Promise<RingCall[]> {
-  const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), seed, lengths], returns: { array: 'tensor', length: lengths.length } });
+  const returns = { object: { chunks: { array: 'tensor', length: lengths.length }, times: { array: 'number', length: 2 * lengths.length } } } as const;
+  const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), seed, lengths], returns });
+  const values = result.ranks.map((r) => r.value as CallsResult);
   const sent = Array.from({ length: worldSize }, (_, rank) => splitByFences(result.trace, rank, lengths.length));
   return lengths.map((n, k) => ({
     worldSize,
     seed,
     n,
     bounds: chunkBounds(n, worldSize),
-    chunks: result.ranks.map((r) => (r.value as Tensor[])[k]!),
+    chunks: values.map((v) => v.chunks[k]!),
     sent: sent.map((calls) => calls[k]!),
+    spanUs: Math.max(...values.map((v) => v.times[2 * k + 1]!)) - Math.max(...values.map((v) => v.times[2 * k]!)),
   }));
 }
 

@@ -9,14 +9,15 @@
  * the traffic checks read the same launch's trace, split per call:
  * next-rank messages only, exactly N-1 messages per rank (one per step),
  * the schedule's bytes (every chunk but one's own, so (N-1)/N of the buffer
- * up to chunk rounding), and never the whole buffer in one message. Inputs
+ * up to chunk rounding), never the whole buffer in one message, and the
+ * ring's time on the virtual clock (the steps overlap around the ring). Inputs
  * are multiples of 1/4, so the sums are exact and the tolerance is only
  * rtol 1e-6, atol 1e-6.
  */
 import { Generator } from '@dtlab/tensor';
 import type { CheckContext, CheckFn } from '@dtlab/grader';
 import { ringCalls, sharedSeed, type RingCall } from '../../checks/ex02-ring-scatter-reduce/ring-run.ts';
-import { expectChunksOfSum, expectNextRankOnly, expectNoWholeBuffer, expectOneMessagePerStep, expectScheduleBytes } from '../../checks/ex02-ring-scatter-reduce/ring-rules.ts';
+import { expectChunksOfSum, expectNextRankOnly, expectNoWholeBuffer, expectOneMessagePerStep, expectRingTime, expectScheduleBytes } from '../../checks/ex02-ring-scatter-reduce/ring-rules.ts';
 
 const PRIMES = [11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53];
 
@@ -72,5 +73,9 @@ export const checks: Record<string, CheckFn> = {
   'no-whole-buffer': async (ctx) => {
     await everyWorldSize(ctx, 'all', expectNoWholeBuffer);
     ctx.note('no message carried the whole buffer');
+  },
+  'ring-time': async (ctx) => {
+    await everyWorldSize(ctx, 'all', expectRingTime);
+    ctx.note("every call took at most 1.25 × the ring's (N-1)·(α + chunk/β) of virtual time: every link busy at every step");
   },
 };

@@ -30,6 +30,7 @@ import type { StepsResult } from '../../checks/ex03-zero-sharding/programs.ts';
 const ENTRY = 'src/zero-adamw.ts';
 const program = { module: programPath(import.meta.url, './programs.ts'), export: 'zeroTraining' };
 const resume = { module: programPath(import.meta.url, './programs.ts'), export: 'resumeTraining' };
+const memoryProgram = { module: programPath(import.meta.url, './programs.ts'), export: 'zeroMemory' };
 /** Every rank checkpoints after this many steps; the memory check resumes from there. */
 const CHECKPOINT_AFTER = 3;
 const SIZES = [16, 63, 48, 10];
@@ -96,6 +97,9 @@ export const checks: Record<string, CheckFn> = {
       sizes.push(`N=${worldSize}: ${Math.max(...bytes)} B`);
     }
     ctx.note(`every rank's checkpoint held the moments of its own shard, in float32, and nothing else; the largest · ${sizes.join(' · ')}; from them, fresh optimizers resumed training in parity, sending no more a step than before`);
+    const kept: string[] = [];
+    for (const worldSize of ctx.manifest.worldSizes) kept.push(`N=${worldSize}: ${await expectDeviceState(ctx, worldSize)}`);
+    ctx.note(`on the virtual device, the memory the optimizer kept between steps, per rank · ${kept.join(' · ')}`);
   },
   'communication-volume': async (ctx) => {
     for (const worldSize of ctx.manifest.worldSizes) {
@@ -105,6 +109,50 @@ export const checks: Record<string, CheckFn> = {
     ctx.note(`bytes sent per rank within ${STEPS} × 2·(N-1)·⌈P/N⌉·4, and in total at least ${STEPS} × 2·(N-1)·P·4, for every world size`);
   },
 };
+
+/**
+ * What the optimizer keeps between steps may be at most its two moments of
+ * this rank's shard, 2·|shard|·4 bytes, one more shard-sized buffer (a
+ * working copy of its parameters' shard) and STATE_SLACK_BYTES for its own
+ * bookkeeping, measured on the virtual device (trusted marks before the
+ * optimizer exists and after each step, see zeroMemory): the device counts
+ * every buffer the rank holds, wherever the code keeps it (a WeakMap, a
+ * #private field, a closure, a raw typed array), so state the checkpoint
+ * does not show is counted here. Returns the largest figure, for the note.
+ */
+async function expectDeviceState(ctx: CheckContext, worldSize: number): Promise<string> {
+  const e = experiment(ctx, worldSize);
+  const p = paramCount(e);
+  const key = ctx.markKey();
+  const r = await ctx.run({ worldSize, program: memoryProgram, args: [ctx.entry(ENTRY), e, key], device: 'course', markKey: key, returns: 'number' });
+  const bounds = chunkBounds(p, worldSize);
+  const figures = r.device!.ranks.map((d) => {
+    const marks = d.memory.marks.filter((m) => m.trusted);
+    const before = marks.find((m) => m.label === 'before the optimizer');
+    const after = marks.filter((m) => m.label.startsWith('after step '));
+    if (!before || after.length !== e.steps) ctx.fail(`rank ${d.rank}: the memory marks of the check's program did not all arrive (${marks.map((m) => m.label).join(', ') || 'none'})`);
+    return { rank: d.rank, kept: Math.max(...after.map((m) => m.inUseBytes)) - before!.inUseBytes, after };
+  });
+  for (const f of figures) {
+    const shard = bounds[f.rank]!.end - bounds[f.rank]!.start;
+    const moments = 2 * shard * BYTES_PER_ELEMENT;
+    const limit = moments + shard * BYTES_PER_ELEMENT + STATE_SLACK_BYTES;
+    if (f.kept > limit) {
+      const worst = f.after.reduce((a, b) => (b.inUseBytes > a.inUseBytes ? b : a));
+      const beyond = f.kept - moments;
+      const floats = Math.round(beyond / BYTES_PER_ELEMENT);
+      const what = floats >= p - 1 ? `${floats} floats, P = ${p} or more: a full-size buffer (a copy of every parameter, gradient or moment)` : `${floats} floats, more than the shard's ${shard}`;
+      ctx.fail(
+        `rank ${f.rank}: with ${worldSize} rank${worldSize === 1 ? '' : 's'} (P = ${p}) the optimizer kept ${f.kept} bytes between steps (measured on the virtual device ${worst.label}): ${beyond} bytes beyond its two moments of this rank's shard (2 × ${shard} × 4 = ${moments}), ${what}. It may keep one working copy of its shard (${shard * BYTES_PER_ELEMENT} bytes) and ${STATE_SLACK_BYTES} for bookkeeping; ZeRO keeps only the shard of everything the optimizer owns. The device counts every buffer a rank holds, wherever the code keeps it`,
+        { rank: f.rank, index: null, expected: `<= ${limit} bytes`, actual: `${f.kept} bytes`, label: `optimizer memory of rank ${f.rank} with ${worldSize} ranks` },
+      );
+    }
+  }
+  return `${Math.max(...figures.map((f) => f.kept))} B (2·⌈P/N⌉·4 = ${2 * Math.ceil(p / worldSize) * BYTES_PER_ELEMENT} B)`;
+}
+
+/** Bytes an optimizer may keep between steps beyond its moments: a step counter and small bookkeeping, not a buffer of P. */
+const STATE_SLACK_BYTES = 1024;
 
 /**
  * The traffic of `steps` ZeRO-1 steps over P elements: a reduce-scatter and

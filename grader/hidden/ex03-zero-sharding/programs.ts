@@ -1,7 +1,7 @@
 /**
  * Rank programs of the ex03 hidden checks (run in the rank workers).
  */
-import type { Comm } from '@dtlab/runtime';
+import { memory, type Comm } from '@dtlab/runtime';
 import { flattenTensors, nn, noGrad, unflattenTensors, type Tensor } from '@dtlab/tensor';
 import { loadExport } from '@dtlab/grader';
 import { makeModel, miniBatch, type Experiment } from './experiment.ts';
@@ -58,4 +58,31 @@ export async function resumeTraining(comm: Comm, entry: string, e: Experiment, s
   }
   expectCheckpointKept(mine, loaded);
   return out;
+}
+
+/**
+ * The optimizer's memory on the virtual device: one backward (so that the
+ * gradients exist), a trusted mark, then the submission's optimizer built
+ * and stepped `e.steps` times, a trusted mark after each step (marks force a
+ * collection first, so only what is still referenced counts). What the
+ * optimizer keeps between steps, wherever it keeps it, is the growth from
+ * the first mark. Marks carry `key`, the check's secret.
+ */
+export async function zeroMemory(comm: Comm, entry: string, e: Experiment, key: string): Promise<number> {
+  const ZeroAdamW = await loadExport<ZeroAdamWClass>(entry, 'ZeroAdamW');
+  const model = makeModel(e);
+  const backward = (s: number) => {
+    const { x, y } = miniBatch(e, comm.rank, s);
+    model.zeroGrad();
+    nn.crossEntropy(model.forward(x), y).backward();
+  };
+  backward(0);
+  await memory.mark('before the optimizer', { key });
+  const optimizer = new ZeroAdamW(comm, model.parameters(), e.opts);
+  for (let s = 0; s < e.steps; s++) {
+    if (s > 0) backward(s);
+    await optimizer.step();
+    await memory.mark(`after step ${s + 1}`, { key });
+  }
+  return e.steps;
 }

@@ -20,7 +20,8 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { listExercises, type Exercise } from '../exercises.ts';
 import { gradeSubmission } from '../grade.ts';
-import { boundedRubric, toGradescope, writeAtomic, writeRubric, type Rubric } from '../rubric.ts';
+import { boundedRubric, writeRubric, type Rubric } from '../rubric.ts';
+import { gradescopeResults, writeGradescopeResults } from '../export/gradescope.ts';
 import { graderVersion } from '../version.ts';
 import { discoverStudents, type Discovered, type StudentSource } from './discover.ts';
 import { chaptersToCheck, gradeKnowledgeChecks, knowledgeCheckGradescopePath, knowledgeCheckPath, knowledgeCheckToGradescope, writeKnowledgeCheck, type KnowledgeCheckRecord } from './knowledge-checks.ts';
@@ -35,7 +36,6 @@ import { formatShard, inShard, type Shard } from './shard.ts';
 import { TypeChecker, recordTypeCheck } from '../typecheck.ts';
 import { BATCH_TMP_PREFIX, ownedName, sweepLeftovers } from '../leftovers.ts';
 import type { UnzipLimits } from './unzip.ts';
-import { jsonText } from '../text.ts';
 
 /** What to grade, where to, and how. */
 export interface BatchOptions {
@@ -219,7 +219,7 @@ class BatchRun {
     for (const r of records) {
       writeKnowledgeCheck(knowledgeCheckPath(this.outDir, plan.student.id, r.chapter), r);
       const gs = knowledgeCheckGradescopePath(this.outDir, plan.student.id, r.chapter);
-      if (this.opts.gradescope) writeAtomic(gs, jsonText(knowledgeCheckToGradescope(r)));
+      if (this.opts.gradescope) writeGradescopeResults(gs, knowledgeCheckToGradescope(r));
       else rmSync(gs, { force: true });
     }
   }
@@ -290,7 +290,7 @@ class BatchRun {
   /** The Gradescope file always says what the rubric says: written with it, or removed (an older run's would be stale). */
   private recordGradescope(p: Pair, rubric: Rubric): void {
     const file = gradescopePath(this.outDir, p.student, p.exercise.manifest.id);
-    if (this.opts.gradescope) writeAtomic(file, jsonText(toGradescope(rubric)));
+    if (this.opts.gradescope) writeGradescopeResults(file, gradescopeResults(rubric, { leaderboard: p.exercise.manifest.leaderboard }));
     else rmSync(file, { force: true });
   }
 

@@ -1,25 +1,32 @@
 /**
  * `pnpm grade:batch <dir> --out <dir> [--exercises ex01,ex03] [--jobs N]
  *   [--shard i/n | --shard-count N] [--force] [--timeout s] [--memory MB]
- *   [--seed N] [--gradescope] [--no-typecheck] [--plain]`
+ *   [--seed N] [--gradescope] [--junit] [--html] [--no-typecheck] [--no-knowledge-checks] [--plain]`
  *
  * Grades a class: one folder or .zip per student in <dir>. Writes
- * out/<student>/<exNN>.json, out/gradebook.csv and out/summary.json. A rerun
- * skips what is graded; Ctrl-C stops cleanly. Exits 0 when every pair is
+ * out/<student>/<exNN>.json, out/gradebook.csv and out/summary.json (and,
+ * with --junit, out/junit.xml: every rubric as a JUnit report). A rerun
+ * skips what is graded; Ctrl-C stops cleanly. --html also writes
+ * out/<student>/<exNN>.html, the report as a page (html-report.ts), beside
+ * every rubric. Exits 0 when every pair is
  * graded (whatever the scores), 2 on a usage error, 130/143 when stopped.
  */
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { findExercise } from '../exercises.ts';
 import { DiscoverError } from '../batch/discover.ts';
 import { createProgress } from '../batch/progress.ts';
 import { RecordError } from '../batch/record.ts';
 import { runBatch } from '../batch/run.ts';
+import { listRubrics } from '../batch/layout.ts';
+import { writeAtomic } from '../atomic.ts';
+import { htmlReport } from '../html-report.ts';
 import { printable } from '../report.ts';
 import { resolveShard, ShardError } from '../batch/shard.ts';
+import { batchJunitXml, writeJunit } from '../export/junit.ts';
 import { parseArgs, runCli, UsageError } from './args.ts';
 
 const USAGE = `usage: pnpm grade:batch <submissions-dir> --out <dir> [--exercises ex01,ex03] [--jobs N] [--shard i/n | --shard-count N]
-                        [--force] [--timeout s] [--memory MB] [--seed N] [--gradescope] [--no-typecheck] [--plain]`;
+                        [--force] [--timeout s] [--memory MB] [--seed N] [--gradescope] [--junit] [--html] [--no-typecheck] [--no-knowledge-checks] [--plain]`;
 
 const SIGNAL_CODES: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
@@ -34,7 +41,7 @@ async function main(): Promise<number> {
   const { positional, options } = parseArgs(
     process.argv.slice(2),
     ['out', 'exercises', 'jobs', 'shard', 'shard-count', 'timeout', 'memory', 'seed'],
-    ['force', 'gradescope', 'no-typecheck', 'plain', 'help'],
+    ['force', 'gradescope', 'junit', 'html', 'no-typecheck', 'no-knowledge-checks', 'plain', 'help'],
     USAGE,
   );
   if (options.help) {
@@ -74,6 +81,7 @@ async function main(): Promise<number> {
       ...(seed !== undefined ? { seed } : {}),
       gradescope: Boolean(options.gradescope),
       typeCheck: !options['no-typecheck'],
+      knowledgeChecks: !options['no-knowledge-checks'],
       signal: controller.signal,
       onEvent: (e) => view.onEvent(e),
     });
@@ -87,6 +95,8 @@ async function main(): Promise<number> {
   } finally {
     view.stop();
   }
+  // --html: a page beside every rubric of the folder (this run's and those kept from earlier runs).
+  if (options.html) for (const f of listRubrics(result.outDir)) if (f.rubric) writeAtomic(f.file.replace(/\.json$/, '.html'), htmlReport(f.rubric));
   const rel = relative(process.cwd(), result.outDir);
   const out = rel && !rel.startsWith('..') ? rel : result.outDir;
   const s = result.gradebook.summary;
@@ -95,6 +105,11 @@ async function main(): Promise<number> {
     `\n${result.graded} graded this run (${result.counts.passed} passed, ${result.counts.failed} failed, ${result.counts.error} grading errors), ${result.skipped} already graded and skipped.`,
   );
   console.log(`gradebook: ${out}/gradebook.csv (${s.students} students, ${done}/${s.pairs.expected} pairs graded) · summary: ${out}/summary.json · rubrics: ${out}/<student>/<exNN>.json`);
+  if (options.junit) {
+    // From the rubric files, like the gradebook: what finished, even when the batch was stopped.
+    writeJunit(join(result.outDir, 'junit.xml'), batchJunitXml(result.outDir).xml);
+    console.log(`JUnit report: ${out}/junit.xml`);
+  }
   if (s.problems.length) console.log(`problems (see summary.json):\n${s.problems.map((p) => `  ${printable(p)}`).join('\n')}`);
   if (result.interrupted) {
     console.error(

@@ -19,7 +19,7 @@
  */
 import { Tensor, fromTransferable, noGrad, type DType, type TransferableTensor } from '@dtlab/tensor';
 import { releaseStorage } from '@dtlab/tensor/meter';
-import type { Payload } from './fabric.ts';
+import type { Payload } from './wire.ts';
 import { SendBuffers, typedView } from './send-buffers.ts';
 import { InjectedFaultError, RankFailedError, type CollectiveCall } from './errors.ts';
 import type { Fault } from './types.ts';

@@ -208,3 +208,28 @@ export class OutOfMemoryError extends Error {
     );
   }
 }
+
+/**
+ * A rank asked the fabric to hold more than it holds for one rank: receives
+ * posted and not complete, or messages sent that no rank has received. The
+ * fabric lives in the launching process, so without a bound a rank could
+ * fill that process's memory (or make every match slower) with messages
+ * nobody reads. A correct program never comes near either bound.
+ */
+export class FabricLimitError extends Error {
+  override name = 'FabricLimitError';
+  constructor(
+    readonly rank: number,
+    /** What overflowed. */
+    readonly what: 'open-receives' | 'unreceived-messages' | 'unreceived-bytes',
+    readonly limit: number,
+  ) {
+    super(FabricLimitError.describe(rank, what, limit));
+  }
+
+  private static describe(rank: number, what: FabricLimitError['what'], limit: number): string {
+    if (what === 'open-receives') return `rank ${rank}: more than ${limit} receives posted and not yet complete: wait on each receive (work.wait()) before posting many more`;
+    if (what === 'unreceived-messages') return `rank ${rank}: more than ${limit} messages sent that no rank has received yet: receive messages as they are sent (a send is buffered until its receiver takes it)`;
+    return `rank ${rank}: more than ${limit / 2 ** 20} MiB sent that no rank has received yet: receive messages as they are sent (a send is buffered until its receiver takes it)`;
+  }
+}

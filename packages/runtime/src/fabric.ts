@@ -15,16 +15,13 @@
  */
 import type { DType } from '@dtlab/tensor';
 import { VirtualClock, DEFAULT_COST } from './fabric/clock.ts';
-import { findCycle } from './fabric/wait-graph.ts';
-import { CollectiveMismatchError, CommTimeoutError, DeadlockError, RankFailedError, RecvMismatchError, describeWait, type CollectiveCall } from './errors.ts';
-import type { BlockedRank, CostModel, Fault, RankStats, TraceEvent } from './types.ts';
+import { CommTimeoutError, FabricLimitError, RankFailedError, RecvMismatchError, describeWait, type CollectiveCall, type CollectiveMismatchError, type DeadlockError } from './errors.ts';
+import { BYTES, checkPayload, wireBytes, type Payload } from './wire.ts';
+import { CollectiveCalls } from './fabric/collective-calls.ts';
+import { DeadlockWatch, describeDeadlock, type BlockedWait } from './fabric/deadlock.ts';
+import type { CostModel, Fault, RankStats, TraceEvent } from './types.ts';
 
-/** A tensor's bytes in flight: dtype, shape and a buffer holding exactly its elements. */
-export interface Payload {
-  dtype: DType;
-  shape: number[];
-  buffer: ArrayBuffer;
-}
+export { wireBytes, type Payload };
 
 /** How the fabric reaches ranks: provided by the backend. */
 export interface FabricHooks {
@@ -65,40 +62,17 @@ interface Request {
   timer?: ReturnType<typeof setTimeout>;
 }
 
-const BYTES: Record<DType, number> = { float32: 4, float64: 8 };
-
-/**
- * Throws unless `payload` is exactly a tensor's bytes: a known dtype, a
- * plain (not shared) ArrayBuffer, and a shape of non-negative integers whose
- * product is the buffer's element count. Only a rank that bypasses its Comm
- * can send anything else, and anything else could carry data the trace does
- * not count (numbers in the shape) or shared memory between ranks.
- */
-function checkPayload(src: number, dst: number, payload: Payload): void {
-  const p = payload as Partial<Payload> | null;
-  const bytes = p && typeof p.dtype === 'string' && Object.hasOwn(BYTES, p.dtype) ? BYTES[p.dtype as DType] : 0;
-  const shapeOk = Array.isArray(p?.shape) && p.shape.length <= 32 && p.shape.every((d) => Number.isSafeInteger(d) && d >= 0);
-  if (!bytes || !(p!.buffer instanceof ArrayBuffer) || !shapeOk || p!.shape!.reduce((a, d) => a * d, 1) * bytes !== p!.buffer.byteLength) {
-    throw new TypeError(`rank ${src}: send to rank ${dst}: the message is not a tensor (a dtype, a shape of non-negative integers and an ArrayBuffer of exactly that many elements); send tensors through comm.send or comm.isend`);
-  }
-}
-
-/**
- * The bytes a message counts for: its elements' bytes. An empty tensor's
- * elements are nothing, but its shape still reaches the receiver: `[0]` says
- * nothing beyond "empty", any other empty shape carries its dimensions, which
- * then count as 8 bytes each, so that no number travels uncounted. (The shape
- * of a non-empty tensor is bounded by its element count, which is counted.)
- */
-export function wireBytes(payload: Payload): number {
-  if (payload.buffer.byteLength > 0 || payload.shape.length <= 1) return payload.buffer.byteLength;
-  return 8 * payload.shape.length;
-}
-
 /** What a request waits in, as reports say it: "barrier" or "recv from rank 1 (tag 0)". */
 function waitLabel(req: Request): string {
   return req.kind === 'barrier' ? 'barrier' : describeWait({ op: 'recv', src: req.src, tag: req.tag });
 }
+
+/** Receives one rank may have posted and not yet complete (see FabricLimitError). */
+export const MAX_OPEN_RECEIVES = 4096;
+/** Messages one rank may have sent that no rank has received yet. */
+export const MAX_UNRECEIVED_MESSAGES = 65_536;
+/** Bytes one rank may have sent that no rank has received yet. */
+export const MAX_UNRECEIVED_BYTES = 512 * 2 ** 20;
 
 /** Options of a fabric. */
 export interface FabricOptions {
@@ -123,6 +97,8 @@ export class Fabric {
   deadlockError: DeadlockError | undefined;
 
   private readonly unmatched = new Map<string, Message[]>();
+  /** Per sender: messages (and their bytes) in `unmatched`. */
+  private readonly unreceived: { messages: number; bytes: number }[];
   private readonly posted = new Map<string, Request[]>();
   private readonly requests: Map<number, Request>[];
   private readonly state: ('running' | 'done' | 'failed')[];
@@ -132,18 +108,13 @@ export class Fabric {
   private readonly delays: Extract<Fault, { kind: 'delay' }>[];
   private readonly barrierEntered = new Map<number, Request>();
   /** The first announcement of each collective call index not yet made by every rank. */
-  private readonly calls = new Map<number, { rank: number; call: CollectiveCall; count: number }>();
+  private readonly collectives: CollectiveCalls;
   /** Ranks in a collective call that did not match: all their waits fail with this error. */
   private readonly poisoned = new Map<number, Error>();
-  /** How many collective calls each rank has announced. */
-  private readonly announced: number[];
-  /** The first collective mismatch, if any. */
-  private mismatch: CollectiveMismatchError | undefined;
   /** Every barrier: when the last rank entered and when all left (communication time in the device report). */
   readonly barriers: { startUs: number; endUs: number }[] = [];
   private inFlight = 0;
-  private events = 0;
-  private deadlockTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly deadlock: DeadlockWatch;
   private closed = false;
 
   constructor(
@@ -154,9 +125,11 @@ export class Fabric {
     this.worldSize = n;
     this.clock = new VirtualClock(n, opts.cost ?? DEFAULT_COST);
     this.requests = Array.from({ length: n }, () => new Map());
+    this.unreceived = Array.from({ length: n }, () => ({ messages: 0, bytes: 0 }));
     this.state = new Array(n).fill('running');
     this.idle = new Array(n).fill(false);
-    this.announced = new Array(n).fill(0);
+    this.collectives = new CollectiveCalls(n);
+    this.deadlock = new DeadlockWatch(opts.deadlockGraceMs ?? 30, () => this.allBlocked(), () => this.declareDeadlock());
     this.stats = Array.from({ length: n }, (_, rank) => ({ rank, messagesSent: 0, messagesReceived: 0, bytesSent: 0, bytesReceived: 0, vtUs: 0, unreceived: 0 }));
     this.delays = (opts.faults ?? []).filter((f): f is Extract<Fault, { kind: 'delay' }> => f.kind === 'delay');
   }
@@ -167,6 +140,9 @@ export class Fabric {
       throw new RangeError(`rank ${src}: send: the destination must be a rank in [0, ${this.worldSize}) and the tag a non-negative integer, got ${String(dst)} and ${String(tag)}`);
     }
     checkPayload(src, dst, given);
+    const held = this.unreceived[src]!;
+    if (held.messages >= MAX_UNRECEIVED_MESSAGES) throw new FabricLimitError(src, 'unreceived-messages', MAX_UNRECEIVED_MESSAGES);
+    if (held.bytes + given.buffer.byteLength > MAX_UNRECEIVED_BYTES) throw new FabricLimitError(src, 'unreceived-bytes', MAX_UNRECEIVED_BYTES);
     // Exactly a tensor's bytes travel on: nothing else the sender put in the object.
     const payload: Payload = { dtype: given.dtype, shape: [...given.shape], buffer: given.buffer };
     this.activity(src);
@@ -203,12 +179,21 @@ export class Fabric {
       let q = this.unmatched.get(key);
       if (!q) this.unmatched.set(key, (q = []));
       q.push(msg);
+      this.hold(msg, 1);
     }
     this.changed();
   }
 
+  /** Counts a message into (+1) or out of (-1) what its sender has sent and no rank has received. */
+  private hold(msg: Message, sign: 1 | -1): void {
+    const held = this.unreceived[msg.src]!;
+    held.messages += sign;
+    held.bytes += sign * msg.payload.buffer.byteLength;
+  }
+
   /** `rank` posts receive `id` (at its time `vtUs`) for a message from `src` with `tag` (optionally of a known size and dtype). */
   post(rank: number, id: number, src: number, tag: number, expect?: { numel: number; dtype: DType }, vtUs = this.clock.now[rank]!): void {
+    if (this.requests[rank]!.size >= MAX_OPEN_RECEIVES) throw new FabricLimitError(rank, 'open-receives', MAX_OPEN_RECEIVES);
     this.activity(rank);
     this.clock.see(rank, vtUs);
     // A rank in a mismatched collective fails with the mismatch, whatever else goes wrong later.
@@ -216,7 +201,10 @@ export class Fabric {
     this.requests[rank]!.set(id, req);
     const key = `${rank}:${src}:${tag}`;
     const msg = this.unmatched.get(key)?.shift();
-    if (msg) req.message = msg;
+    if (msg) {
+      req.message = msg;
+      this.hold(msg, -1);
+    }
     else if (this.failures.has(src)) req.error ??= this.failedError(rank, src, waitLabel(req));
     else {
       let q = this.posted.get(key);
@@ -252,22 +240,12 @@ export class Fabric {
   /** `rank` starts its `index`-th collective call; a call that differs from another rank's fails both. */
   announce(rank: number, index: number, call: CollectiveCall): void {
     this.activity(rank);
-    this.announced[rank] = index + 1;
-    // Once a mismatch is known, every rank that reaches that call is in it.
-    if (this.mismatch && index >= this.mismatch.index) return this.poison(rank, this.mismatch);
-    const first = this.calls.get(index);
-    if (!first) {
-      this.calls.set(index, { rank, call, count: 1 });
-      return;
-    }
-    if (++first.count === this.worldSize) this.calls.delete(index);
-    if (JSON.stringify(first.call) === JSON.stringify(call)) return;
-    const err = new CollectiveMismatchError(index, first.rank, first.call, rank, call);
-    this.mismatch = err;
-    // Every rank that made this call fails with it, including ranks that are
-    // not named: their results could be garbage too.
-    for (let r = 0; r < this.worldSize; r++) if (this.announced[r]! > index) this.poison(r, err);
-    this.changed();
+    const mismatch = this.collectives.announce(rank, index, call);
+    if (!mismatch) return;
+    // Every rank that made the mismatched call fails with it, including ranks that are not
+    // named: their results could be garbage too.
+    for (const r of mismatch.ranks) this.poison(r, mismatch.error);
+    if (mismatch.found) this.changed();
   }
 
   /**
@@ -353,7 +331,7 @@ export class Fabric {
   /** Stops timers; later events are ignored. */
   close(): void {
     this.closed = true;
-    clearTimeout(this.deadlockTimer);
+    this.deadlock.stop();
     for (const reqs of this.requests) for (const r of reqs.values()) clearTimeout(r.timer);
   }
 
@@ -424,13 +402,8 @@ export class Fabric {
 
   /** Records that something happened and re-arms the deadlock check. */
   private changed(): void {
-    this.events++;
-    if (this.closed || this.deadlockError || !this.allBlocked()) return;
-    clearTimeout(this.deadlockTimer);
-    const seen = this.events;
-    this.deadlockTimer = setTimeout(() => {
-      if (this.events === seen && this.allBlocked()) this.declareDeadlock();
-    }, this.opts.deadlockGraceMs ?? 30);
+    if (this.closed || this.deadlockError) return;
+    this.deadlock.changed();
   }
 
   /** A request `rank` is waiting on, if any. */
@@ -451,22 +424,15 @@ export class Fabric {
   }
 
   private declareDeadlock(): void {
-    const blocked: BlockedRank[] = [];
-    const edges = new Map<number, number[]>();
+    const waits: BlockedWait[] = [];
     for (let r = 0; r < this.worldSize; r++) {
       if (this.state[r] !== 'running') continue;
-      const req = this.waitsOf(r)[0]!;
-      if (req.kind === 'barrier') {
-        const missing = [...Array(this.worldSize).keys()].filter((x) => !this.barrierEntered.has(x));
-        blocked.push({ rank: r, waitingFor: { op: 'barrier', missing } });
-        edges.set(r, missing);
-      } else {
-        blocked.push({ rank: r, waitingFor: { op: 'recv', src: req.src, tag: req.tag } });
-        edges.set(r, this.waitsOf(r).map((w) => w.src));
-      }
+      const open = this.waitsOf(r);
+      const req = open[0]!;
+      waits.push(req.kind === 'barrier' ? { rank: r, kind: 'barrier' } : { rank: r, kind: 'recv', src: req.src, tag: req.tag, sources: open.map((w) => w.src) });
     }
     const finished = this.state.map((s, r) => (s !== 'running' ? r : -1)).filter((r) => r >= 0);
-    const err = new DeadlockError(blocked, findCycle(edges), finished, [...this.announced]);
+    const err = describeDeadlock(this.worldSize, waits, new Set(this.barrierEntered.keys()), finished, this.collectives.announced);
     this.deadlockError = err;
     this.hooks.deadlock(err);
     for (let r = 0; r < this.worldSize; r++) {
@@ -477,4 +443,3 @@ export class Fabric {
     }
   }
 }
-

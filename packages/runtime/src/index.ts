@@ -7,7 +7,7 @@ export { Comm, Work, type SendOptions, type RecvOptions } from './comm.ts';
 export { DEFAULT_COST } from './fabric/clock.ts';
 export { retainedBytes } from './retained-bytes.ts';
 export { WorkerPool, WorkerStartError, type WorkerPoolOptions } from './backends/pool.ts';
-export { buildWorkerBundle, compileModules, type CompiledModule, type CompileOptions, type PrecompiledModules, type WorkerBundleInfo, type WorkerBundleSpec } from './backends/precompile.ts';
+export { buildWorkerBundle, compileModules, type CompiledModule, type CompileOptions, type PrecompiledModules, type WorkerBundleInfo, type WorkerBundleSpec } from './loading/precompile.ts';
 export {
   DeadlockError,
   RankFailedError,
@@ -17,6 +17,7 @@ export {
   InjectedFaultError,
   LaunchSpecError,
   OutOfMemoryError,
+  FabricLimitError,
   type DeviceAllocation,
   CollectiveMismatchError,
   describeCall,

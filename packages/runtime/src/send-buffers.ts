@@ -9,7 +9,7 @@
  * (In a ring or a ping-pong every rank receives and sends chunks of one size.)
  */
 import { type DType, type Tensor, type TypedArray, bytesPerElement, toTransferable } from '@dtlab/tensor';
-import type { Payload } from './fabric.ts';
+import type { Payload } from './wire.ts';
 
 /** Spare buffers kept per rank, at most, in bytes. */
 const MAX_SPARE_BYTES = 64 * 2 ** 20;

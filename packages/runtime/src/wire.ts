@@ -1,10 +1,51 @@
 /**
- * Crossing a boundary between ranks and the launcher: values with tensors
- * inside become plain data (structured-clone friendly, buffers transferable)
- * and back; errors become plain records and back, keeping name and fields.
+ * Crossing a boundary between ranks and the launcher. A message between
+ * ranks is a Payload: a tensor's dtype, shape and exactly its bytes, checked
+ * by the fabric (checkPayload) and counted as wireBytes. Other values (a rank
+ * program's arguments and result) become plain data with tensors inside
+ * (structured-clone friendly, buffers transferable) and back; errors become
+ * plain records and back, keeping name and fields.
  */
-import { Tensor, fromTransferable, toTransferable, type TransferableTensor } from '@dtlab/tensor';
+import { Tensor, fromTransferable, toTransferable, type DType, type TransferableTensor } from '@dtlab/tensor';
 import * as runtimeErrors from './errors.ts';
+
+/** A tensor's bytes in flight: dtype, shape and a buffer holding exactly its elements. */
+export interface Payload {
+  dtype: DType;
+  shape: number[];
+  buffer: ArrayBuffer;
+}
+
+/** Bytes per element of each dtype a message may carry. */
+export const BYTES: Record<DType, number> = { float32: 4, float64: 8 };
+
+/**
+ * Throws unless `payload` is exactly a tensor's bytes: a known dtype, a
+ * plain (not shared) ArrayBuffer, and a shape of non-negative integers whose
+ * product is the buffer's element count. Only a rank that bypasses its Comm
+ * can send anything else, and anything else could carry data the trace does
+ * not count (numbers in the shape) or shared memory between ranks.
+ */
+export function checkPayload(src: number, dst: number, payload: Payload): void {
+  const p = payload as Partial<Payload> | null;
+  const bytes = p && typeof p.dtype === 'string' && Object.hasOwn(BYTES, p.dtype) ? BYTES[p.dtype as DType] : 0;
+  const shapeOk = Array.isArray(p?.shape) && p.shape.length <= 32 && p.shape.every((d) => Number.isSafeInteger(d) && d >= 0);
+  if (!bytes || !(p!.buffer instanceof ArrayBuffer) || !shapeOk || p!.shape!.reduce((a, d) => a * d, 1) * bytes !== p!.buffer.byteLength) {
+    throw new TypeError(`rank ${src}: send to rank ${dst}: the message is not a tensor (a dtype, a shape of non-negative integers and an ArrayBuffer of exactly that many elements); send tensors through comm.send or comm.isend`);
+  }
+}
+
+/**
+ * The bytes a message counts for: its elements' bytes. An empty tensor's
+ * elements are nothing, but its shape still reaches the receiver: `[0]` says
+ * nothing beyond "empty", any other empty shape carries its dimensions, which
+ * then count as 8 bytes each, so that no number travels uncounted. (The shape
+ * of a non-empty tensor is bounded by its element count, which is counted.)
+ */
+export function wireBytes(payload: Payload): number {
+  if (payload.buffer.byteLength > 0 || payload.shape.length <= 1) return payload.buffer.byteLength;
+  return 8 * payload.shape.length;
+}
 
 const TENSOR_TAG = '__dtlabTensor';
 

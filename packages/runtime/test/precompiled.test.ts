@@ -10,7 +10,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tensor } from '@dtlab/tensor';
 import { buildWorkerBundle, compileModules, launch, WorkerPool, type CompiledModule, type LaunchResult, type WorkerBundleInfo } from '../src/index.ts';
-import { WORKER_MAIN } from '../src/backends/precompile.ts';
+import { WORKER_MAIN } from '../src/loading/precompile.ts';
 import { program } from './support.ts';
 
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));

@@ -24,7 +24,8 @@ describe('timeoutMs', () => {
     const r = await launch({ worldSize: 2, backend: 'workers', program: program('timeouts', 'flood'), timeoutMs: 1000, pollUs: 1000, output: 'ignore' });
 
     expect(r.ranks.map((o) => o.status)).toEqual(['timeout', 'timeout']);
-    expect(r.ranks[0]!.error).toBeInstanceOf(RankTimeoutError);
+    // Each rank is stopped either running or waiting for its peer's next message.
+    for (const o of r.ranks) expect(o.error instanceof RankTimeoutError || o.error instanceof CommTimeoutError).toBe(true);
     expect(r.trace.length).toBeGreaterThan(0);
   });
 

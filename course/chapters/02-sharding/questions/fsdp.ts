@@ -100,3 +100,51 @@ export const fsdpIsDataParallel = choice({
     };
   },
 });
+
+/** A naive FSDP layer: autograd saves every gathered weight for backward, so the forward ends with the whole model gathered. */
+export const fsdpSavedWeights = numeric({
+  id: 'fsdp-autograd-keeps-gathered-weights',
+  topic: 'what autograd keeps alive in a naive FSDP layer',
+  since: 2,
+  generate(rng: Rng) {
+    const psi = rng.pick([7, 13, 30, 70]);
+    const layers = rng.pick([32, 40, 48, 80]);
+    const n = rng.pick([8, 16, 32, 64]);
+    const shard = (2 * psi) / n;
+    const layer = (2 * psi) / layers;
+    const answer = shard + 2 * psi;
+    const tolerance = { relative: 0.01 };
+    return {
+      prompt: `A model of Ψ = ${psi} billion fp16 parameters (2 bytes each) in ${layers} layers of equal size is sharded over N = ${n} ranks. Each layer all-gathers its full parameters into a new buffer just before its forward and computes y = x·Wᵀ + b with ordinary tensor ops, recorded by autograd; the buffer is a local variable of the layer's forward. Counting the shards and every gathered buffer still alive, what is the parameter memory per rank at the end of the forward pass, in GB? (1 GB = 10^9 bytes.)`,
+      answer,
+      format: { unit: 'GB', tolerance },
+      explanation: `Autograd saves each matmul's inputs for the backward pass, W among them, and W is a view that keeps its whole gathered buffer alive: after the last layer's forward all ${layers} buffers are alive, 2Ψ = ${2 * psi} GB, beside the shards' 2Ψ/N = ${formatNumber(sig(shard, 6))} GB: ${formatNumber(sig(answer, 6))} GB. A layer that saves only x, and gathers W again for its backward, holds one layer (${formatNumber(sig(layer, 6))} GB) at a time.`,
+      misconceptions: distinctMisconceptions(answer, tolerance, [
+        { value: shard + layer, why: 'That assumes each buffer is freed when the layer\'s forward returns; the graph autograd records holds on to it until the backward has used it.' },
+        { value: 2 * psi, why: 'Every rank also keeps its shards, 2Ψ/N, besides the gathered buffers.' },
+        { value: shard, why: 'That is the memory between steps; the gathered buffers come on top during the step.' },
+        { value: shard + 2 * layer, why: 'Two layers is the peak of FSDP with prefetching, which frees each gathered buffer after its layer; here autograd keeps every one.' },
+      ]),
+    };
+  },
+});
+
+/** What a layer's backward needs, and so what FSDP saves and what it gathers again. */
+export const fsdpBackwardNeeds = choice({
+  id: 'fsdp-backward-regathers',
+  topic: 'what an FSDP layer saves for its backward pass',
+  since: 2,
+  generate(rng: Rng) {
+    const n = rng.pick([4, 8, 16]);
+    return {
+      prompt: `An FSDP layer y = x·Wᵀ + b on N = ${n} ranks frees its gathered W and b after its forward. Its backward gets dL/dy and must give dL/dx and the gradients of W and b. What must it have at hand, and how does FSDP get it?`,
+      correct: { text: 'x, saved by the forward (for dL/dW = (dL/dy)ᵀ·x), and the full W, gathered again from the shards just before the backward (for dL/dx = dL/dy·W)', why: 'The input is an activation the forward keeps anyway; W can be rebuilt from the shards, at the cost of a second all-gather.' },
+      distractors: [
+        { text: 'only dL/dy: the gradients of W and b come from the reduce-scatter', why: 'The reduce-scatter averages the rank\'s local dL/dW across ranks; the rank must first compute it, from x.' },
+        { text: 'only its shard of W: each rank computes the gradient of its own shard of W locally', why: 'dL/dx = dL/dy·W needs every element of W, not a shard of it; and the shard\'s gradient must be averaged over every rank\'s micro-batch, so each rank computes its full local dL/dW and the reduce-scatter averages it into the shards.' },
+        { text: 'y, the output, saved by the forward in place of x', why: 'For a linear layer the output does not give back the input; dL/dW needs x itself.' },
+      ],
+      explanation: 'FSDP saves what only the forward can give (the activations) and rebuilds what the shards can give (the parameters): the second gather per layer is why stage 3 moves about 3Ψ a step instead of 2Ψ. Freeing W after the forward and letting the backward use whatever is left gives wrong gradients.',
+    };
+  },
+});

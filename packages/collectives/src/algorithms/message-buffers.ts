@@ -11,6 +11,7 @@
  * state an all-reduce allocates nothing.
  */
 import { allocate, dtypeOfArray, type DType, type TypedArray } from '@dtlab/tensor';
+import { releaseStorage } from '@dtlab/tensor/meter';
 import type { Comm } from '@dtlab/runtime';
 
 // One spare per Comm: a WeakMap, so that it goes when the Comm goes.
@@ -26,8 +27,15 @@ function takeBuffer(comm: Comm, dtype: DType, n: number): TypedArray {
   return allocate(dtype, n);
 }
 
-/** Keeps `buf` (a buffer this rank owns and no longer needs) for the next `takeBuffer` on `comm`. */
+/**
+ * Keeps `buf` (a buffer this rank owns and no longer needs) for the next
+ * `takeBuffer` on `comm`. On a virtual device it stops counting as the
+ * program's memory: it is the library's message workspace, as the Comm's
+ * own spare send buffers are, and a check of what a program keeps between
+ * steps must not see the last chunk of its last collective.
+ */
 export function keepBuffer(comm: Comm, buf: TypedArray): void {
+  releaseStorage(buf.buffer);
   spares.set(comm, buf);
 }
 

@@ -14,7 +14,8 @@ import type { MemoryMark } from '@dtlab/tensor/meter';
 import { createComm, notePeerFailed, type Comm } from '../comm.ts';
 import { Fabric } from '../fabric.ts';
 import { decodeValue, encodeValue } from '../wire.ts';
-import { Outcomes } from './settle.ts';
+import { Outcomes } from './outcomes.ts';
+import { nextTask as schedule } from '../next-task.ts';
 import { RankRuntime, type RankDeviceReport, type TimedCompletion } from '../device/rank-runtime.ts';
 import { deviceReport } from '../device/report.ts';
 import { installAllocationHooks } from '@dtlab/tensor/meter';
@@ -25,7 +26,8 @@ import type { DeviceModel, RegistryWithCleanup } from '@dtlab/tensor/meter';
  * What runInline needs beyond the spec: the resolved device, and the host's
  * forced collection (Node's comes from device/collect.ts; the launching code
  * also installs the meter scope, device/scope.ts). This file uses no Node
- * facility, so that a browser can run inline ranks with a host of its own.
+ * facility (tasks come from next-task.ts), so that a browser can run inline
+ * ranks with a host of its own.
  */
 export interface InlineOptions {
   device: DeviceModel | null;
@@ -34,7 +36,7 @@ export interface InlineOptions {
 }
 
 /** A task of its own: what a rank's end waits for, so that its last point starts a fresh job. */
-const nextTask = () => new Promise<void>((r) => setImmediate(r));
+const nextTask = () => new Promise<void>((r) => schedule(r));
 
 /** Runs `program` on `spec.worldSize` ranks in this thread. */
 export async function runInline(spec: Required<Pick<LaunchSpec, 'worldSize' | 'timeoutMs' | 'seed'>> & LaunchSpec, program: RankProgram, opts: InlineOptions = { device: null }): Promise<LaunchResult> {

@@ -4,8 +4,7 @@
  * messages of a finished launch are ignored on both sides.
  */
 import type { DType } from '@dtlab/tensor';
-import type { Payload } from '../fabric.ts';
-import type { ErrorRecord } from '../wire.ts';
+import type { ErrorRecord, Payload } from '../wire.ts';
 import type { Fault } from '../types.ts';
 import type { CollectiveCall } from '../errors.ts';
 import type { MemoryMark } from '@dtlab/tensor/meter';

@@ -4,7 +4,7 @@
  * stuck in a synchronous loop can be stopped (its worker is terminated).
  *
  * Rank programs are modules on disk (.ts or .js); workers load TypeScript
- * through tsx, or compiled ahead (see precompile.ts). Every message goes
+ * through tsx, or compiled ahead (see loading/precompile.ts). Every message goes
  * through the fabric in this thread.
  *
  * Waking a sleeping thread costs about 30 µs on a virtual machine, and a
@@ -25,7 +25,7 @@ import { receiveMessageOnPort } from 'node:worker_threads';
 import { Fabric } from '../fabric.ts';
 import { OutOfMemoryError } from '../errors.ts';
 import { decodeError, decodeValue, encodeError, encodeValue } from '../wire.ts';
-import { Outcomes } from './settle.ts';
+import { Outcomes } from './outcomes.ts';
 import { CORES, DEFAULT_POLL_US, POLL_SLICE_MS, PollCost, TRAILING_MS, WAKE_GAP_MS } from './poll.ts';
 import { RankOutput } from './output.ts';
 import { WorkerPool, type RankWorker } from './pool.ts';
@@ -56,179 +56,241 @@ function vtOf(v: unknown): number | undefined {
 /** Runs the program module on `spec.worldSize` worker threads, each with `device` (or none). */
 export async function runWorkers(spec: Spec, program: ProgramRef, device: DeviceModel | null = null): Promise<LaunchResult> {
   const started = Date.now();
-  const n = spec.worldSize;
-  const launch = nextLaunch++;
-  const ownPool = spec.pool === undefined;
   const pool = spec.pool ?? new WorkerPool({ memoryLimitMb: spec.memoryLimitMb });
-  const memoryLimitMb = pool.memoryLimitMb;
-  const outcomes = new Outcomes(n);
-
   let workers: RankWorker[];
   try {
-    workers = await pool.acquire(n);
+    workers = await pool.acquire(spec.worldSize);
   } catch (e) {
-    if (ownPool) await pool.close();
+    if (spec.pool === undefined) await pool.close();
     const error = e as Error;
-    const ranks = Array.from({ length: n }, (_, rank) => ({ rank, status: 'error' as const, error }));
+    const ranks = Array.from({ length: spec.worldSize }, (_, rank) => ({ rank, status: 'error' as const, error }));
     return { ranks, trace: [], stats: [], wallMs: Date.now() - started, ok: false };
   }
+  const run = new WorkersLaunch(spec, device, pool, workers);
+  run.listen();
+  run.start(program);
+  const watch = run.watchMemory();
+  const timer = setTimeout(() => run.timeOut(), spec.timeoutMs);
+  await run.outcomes.done;
+  clearTimeout(timer);
+  clearInterval(watch);
+  await run.finish(spec.pool === undefined);
+  return run.result(started);
+}
 
-  const send = (rank: number, m: ToRank, transfer: ArrayBuffer[] = []) => {
-    if (!outcomes.has(rank)) workers[rank]!.post(m, transfer);
-  };
-  const fabric = new Fabric(
-    { worldSize: n, cost: spec.cost, faults: spec.faults, commTimeoutMs: spec.commTimeoutMs, waitingMeansIdle: false },
-    {
-      complete: (rank, id, c) =>
-        send(rank, { t: 'complete', launch, id, payload: c.payload, error: c.error ? encodeError(c.error) : undefined, vtUs: c.vtUs, readyUs: c.readyUs }, c.payload ? [c.payload.buffer] : []),
-      peerFailed: (rank, failed, root, message) => send(rank, { t: 'peerFailed', launch, rank: failed, root, message }),
-      deadlock: () => {},
-    },
-  );
-  // Workers that must not go back to the pool: stopped, out of memory, or gone.
-  const spoiled = new Set<number>();
-  const stop = (rank: number) => {
-    spoiled.add(rank);
-    void workers[rank]!.worker.terminate();
-  };
-  const outputs = workers.map((w, rank) => new RankOutput(rank, spec.output ?? 'prefix', spec.outputLimitBytes ?? 1 << 20, w.worker, launch));
-  // What each rank's runtime reports about its device: its marks as they come, its figures when its program ends.
-  const reports: (RankDeviceReport | undefined)[] = new Array(n).fill(undefined);
-  const marks: MemoryMark[][] = Array.from({ length: n }, () => []);
-  const fail = (rank: number, status: 'error' | 'killed', error: Error, terminate: boolean, vtUs?: number) => {
-    if (outcomes.settle({ rank, status, error })) {
-      fabric.fail(rank, error as Error & { failedRank?: number }, vtUs);
-      if (terminate) stop(rank);
+/**
+ * One launch on worker threads, in the order runWorkers takes its steps:
+ * listen to every rank's port and worker, start the program on each, watch
+ * the process's memory, and once every rank has an outcome, give the workers
+ * back and build the result. The fabric lives here, in this thread.
+ */
+class WorkersLaunch {
+  readonly outcomes: Outcomes;
+  private readonly launch = nextLaunch++;
+  private readonly n: number;
+  private readonly fabric: Fabric;
+  /** Workers that must not go back to the pool: stopped, out of memory, or gone. */
+  private readonly spoiled = new Set<number>();
+  private readonly outputs: RankOutput[];
+  /** What each rank's runtime reports about its device: its marks as they come, its figures when its program ends. */
+  private readonly reports: (RankDeviceReport | undefined)[];
+  private readonly marks: MemoryMark[][];
+  private readonly handlers: ((m: FromRank) => void)[] = [];
+  private readonly unlisten: (() => void)[] = [];
+  private readonly pollMs: number;
+  private readonly pollCost = new PollCost();
+  private polling = false;
+
+  constructor(
+    private readonly spec: Spec,
+    private readonly device: DeviceModel | null,
+    private readonly pool: WorkerPool,
+    private readonly workers: RankWorker[],
+  ) {
+    this.n = spec.worldSize;
+    this.outcomes = new Outcomes(this.n);
+    const send = (rank: number, m: ToRank, transfer: ArrayBuffer[] = []) => {
+      if (!this.outcomes.has(rank)) workers[rank]!.post(m, transfer);
+    };
+    const launch = this.launch;
+    this.fabric = new Fabric(
+      { worldSize: this.n, cost: spec.cost, faults: spec.faults, commTimeoutMs: spec.commTimeoutMs, waitingMeansIdle: false },
+      {
+        complete: (rank, id, c) =>
+          send(rank, { t: 'complete', launch, id, payload: c.payload, error: c.error ? encodeError(c.error) : undefined, vtUs: c.vtUs, readyUs: c.readyUs }, c.payload ? [c.payload.buffer] : []),
+        peerFailed: (rank, failed, root, message) => send(rank, { t: 'peerFailed', launch, rank: failed, root, message }),
+        deadlock: () => {},
+      },
+    );
+    this.outputs = workers.map((w, rank) => new RankOutput(rank, spec.output ?? 'prefix', spec.outputLimitBytes ?? 1 << 20, w.worker, launch));
+    this.reports = new Array(this.n).fill(undefined);
+    this.marks = Array.from({ length: this.n }, () => []);
+    this.pollMs = (spec.pollUs ?? DEFAULT_POLL_US) / 1000;
+  }
+
+  /** Listens to every rank's port (its messages) and worker (errors, exit). */
+  listen(): void {
+    this.workers.forEach((w, rank) => {
+      const onMessage = (m: FromRank) => {
+        if (m?.t === 'ready' || m?.launch !== this.launch) return; // a message of an earlier launch
+        try {
+          this.handle(rank, m);
+        } catch (e) {
+          // Only a rank that bypasses its Comm sends what the fabric refuses: that rank fails, nothing else.
+          this.fail(rank, 'error', e instanceof Error ? e : new Error(String(e)), true);
+        }
+      };
+      const onError = (e: Error & { code?: string }) => {
+        this.spoiled.add(rank);
+        if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') this.fail(rank, 'error', new OutOfMemoryError(rank, this.pool.memoryLimitMb, 'the JavaScript heap is full'), true);
+        else this.fail(rank, 'error', e, true);
+      };
+      this.handlers[rank] = onMessage;
+      const onPortMessage = (m: FromRank) => {
+        onMessage(m);
+        this.poll();
+      };
+      const onExit = (code: number) => {
+        this.spoiled.add(rank);
+        if (!this.outcomes.has(rank)) this.fail(rank, 'killed', new Error(`rank ${rank}: its worker exited (code ${code}) before the program returned: did it call process.exit()?`), false);
+      };
+      w.port.on('message', onPortMessage);
+      w.worker.on('error', onError);
+      w.worker.on('exit', onExit);
+      this.unlisten.push(() => {
+        w.port.off('message', onPortMessage);
+        w.worker.off('error', onError);
+        w.worker.off('exit', onExit);
+      });
+    });
+  }
+
+  /** Starts `program` on every rank. */
+  start(program: ProgramRef): void {
+    const { spec, device, launch, n } = this;
+    const args = encodeValue(spec.args ?? []);
+    const modulePath = resolve(program.module);
+    this.workers.forEach((w, rank) =>
+      w.post({
+        t: 'run',
+        launch,
+        init: { rank, worldSize: n, module: modulePath, exportName: program.export ?? 'default', args, seed: spec.seed, faults: spec.faults ?? [], device: { device, timeline: spec.timeline === true, markKey: spec.markKey, peakTolerance: spec.peakTolerance } },
+      }),
+    );
+  }
+
+  /**
+   * Typed arrays live outside the JavaScript heap, so the heap limit does not
+   * cover them: watches the process's resident memory as a whole, and stops
+   * the ranks that are running (not waiting) when it exceeds the launch's
+   * budget. Returns the interval to clear.
+   */
+  watchMemory(): ReturnType<typeof setInterval> {
+    const memoryLimitMb = this.pool.memoryLimitMb;
+    const n = this.n;
+    const budget = process.memoryUsage.rss() + n * (memoryLimitMb + WORKER_OVERHEAD_MB) * 1024 * 1024;
+    return setInterval(() => {
+      const rss = process.memoryUsage.rss();
+      if (rss <= budget) return;
+      for (let r = 0; r < n; r++) {
+        if (!this.outcomes.has(r) && this.fabric.describe(r).waiting === null) {
+          this.fail(r, 'error', new OutOfMemoryError(r, memoryLimitMb, `the process grew to ${Math.round(rss / 2 ** 20)} MB (budget ${Math.round(budget / 2 ** 20)} MB for ${n} rank${n === 1 ? '' : 's'}) while this rank was running`), true);
+        }
+      }
+    }, RSS_POLL_MS);
+  }
+
+  /** The launch's time is up: ranks without an outcome time out, and their workers are stopped. */
+  timeOut(): void {
+    for (const r of this.outcomes.timeOutRemaining(this.fabric, this.spec.timeoutMs)) this.stop(r);
+  }
+
+  /** Every rank has an outcome: closes the fabric, flushes output, stops listening, gives the workers back. */
+  async finish(closePool: boolean): Promise<void> {
+    this.fabric.close();
+    await Promise.all(this.outputs.map((o) => o.flush()));
+    for (const off of this.unlisten) off();
+    await Promise.all(this.workers.map((w, rank) => this.pool.release(w, !this.spoiled.has(rank))));
+    if (closePool) await this.pool.close();
+  }
+
+  /** The launch's result: outcomes with captured output, the trace, the stats, the device figures. */
+  result(started: number): LaunchResult {
+    const { fabric } = this;
+    const ranks = this.outcomes.all(fabric).map((o) => ({ ...o, ...this.outputs[o.rank]!.captured() }));
+    const stats = fabric.rankStats();
+    const result: LaunchResult = { ranks, trace: fabric.trace, stats, deadlock: fabric.deadlockError, wallMs: Date.now() - started, ok: ranks.every((r) => r.status === 'ok') };
+    if (this.device) result.device = deviceReport(this.device, this.reports, this.marks, fabric.trace, fabric.barriers, stats.map((s) => s.vtUs));
+    return result;
+  }
+
+  /** What rank `rank` posted: fabric calls, marks, idleness, its end. */
+  private handle(rank: number, m: Exclude<FromRank, { t: 'ready' }>): void {
+    const { fabric } = this;
+    switch (m.t) {
+      case 'send': return fabric.send(rank, m.dst, m.tag, m.payload, vtOf(m.vt));
+      case 'post': return fabric.post(rank, m.id, m.src, m.tag, m.expect, vtOf(m.vt));
+      case 'wait': return fabric.wait(rank, m.id, vtOf(m.vt));
+      case 'barrier': return fabric.barrier(rank, m.id, vtOf(m.vt));
+      case 'announce': return fabric.announce(rank, m.index, m.call);
+      case 'mark': return void this.marks[rank]!.push(m.mark);
+      case 'idle': return fabric.reportIdle(rank);
+      case 'done':
+        this.reports[rank] ??= m.device;
+        if (this.outcomes.settle({ rank, status: 'ok', value: decodeValue(m.value) })) fabric.finish(rank, vtOf(m.device?.figures?.endUs));
+        return;
+      case 'fail':
+        this.reports[rank] ??= m.device;
+        return this.fail(rank, 'error', decodeError(m.error), false, vtOf(m.device?.figures?.endUs));
     }
-  };
+  }
 
-  const handlers: ((m: FromRank) => void)[] = [];
-  const pollMs = (spec.pollUs ?? DEFAULT_POLL_US) / 1000;
-  const pollCost = new PollCost();
-  let polling = false;
-  // Handles what the ranks post until none has posted for the window (or POLL_SLICE_MS has gone
-  // by). The window is pollMs while polling pays (see PollCost) and a core is free for it: fewer
-  // ranks compute than there are cores, so some rank waits for a reply that polling delivers
-  // sooner. Otherwise polling would keep a rank from its core, and the window shrinks to
-  // TRAILING_MS, long enough to catch what a rank posts right after a send (its next receive).
-  const poll = () => {
-    if (pollMs <= 0 || polling) return;
-    polling = true;
+  /** Rank `rank` ends with `error` (once): the fabric fails what depends on it; `terminate` stops its worker. */
+  private fail(rank: number, status: 'error' | 'killed', error: Error, terminate: boolean, vtUs?: number): void {
+    if (this.outcomes.settle({ rank, status, error })) {
+      this.fabric.fail(rank, error as Error & { failedRank?: number }, vtUs);
+      if (terminate) this.stop(rank);
+    }
+  }
+
+  private stop(rank: number): void {
+    this.spoiled.add(rank);
+    void this.workers[rank]!.worker.terminate();
+  }
+
+  /**
+   * Handles what the ranks post until none has posted for the window (or
+   * POLL_SLICE_MS has gone by). The window is pollMs while polling pays (see
+   * PollCost) and a core is free for it: fewer ranks compute than there are
+   * cores, so some rank waits for a reply that polling delivers sooner.
+   * Otherwise polling would keep a rank from its core, and the window shrinks
+   * to TRAILING_MS, long enough to catch what a rank posts right after a send
+   * (its next receive).
+   */
+  private poll(): void {
+    if (this.pollMs <= 0 || this.polling) return;
+    this.polling = true;
     // Whether polling pays is decided once a poll; whether a core is free, after every message.
-    const pays = pollCost.worthIt();
-    const full = () => pays && fabric.busyRanks() < CORES;
+    const pays = this.pollCost.worthIt();
+    const full = () => pays && this.fabric.busyRanks() < CORES;
     const start = performance.now();
     let quietSince = start;
-    let window = full() ? pollMs : TRAILING_MS;
+    let window = full() ? this.pollMs : TRAILING_MS;
     let handling = 0;
     let saved = 0;
-    for (let now = start; now - quietSince < window && now - start < POLL_SLICE_MS && !outcomes.settled; now = performance.now()) {
-      for (let r = 0; r < n; r++) {
-        const got = receiveMessageOnPort(workers[r]!.port);
+    for (let now = start; now - quietSince < window && now - start < POLL_SLICE_MS && !this.outcomes.settled; now = performance.now()) {
+      for (let r = 0; r < this.n; r++) {
+        const got = receiveMessageOnPort(this.workers[r]!.port);
         if (!got) continue;
         const t0 = performance.now();
         if (t0 - quietSince > WAKE_GAP_MS) saved++; // without polling, this message would have had to wake this thread
-        handlers[r]!(got.message as FromRank);
+        this.handlers[r]!(got.message as FromRank);
         quietSince = performance.now();
         handling += quietSince - t0;
-        window = full() ? pollMs : TRAILING_MS;
+        window = full() ? this.pollMs : TRAILING_MS;
       }
     }
-    pollCost.record(performance.now() - start - handling, saved);
-    polling = false;
-  };
-
-  const listeners = workers.map((w, rank) => {
-    const onMessage = (m: FromRank) => {
-      if (m?.t === 'ready' || m?.launch !== launch) return; // a message of an earlier launch
-      try {
-        handle(m);
-      } catch (e) {
-        // Only a rank that bypasses its Comm sends what the fabric refuses: that rank fails, nothing else.
-        fail(rank, 'error', e instanceof Error ? e : new Error(String(e)), true);
-      }
-    };
-    const handle = (m: Exclude<FromRank, { t: 'ready' }>) => {
-      switch (m.t) {
-        case 'send': return fabric.send(rank, m.dst, m.tag, m.payload, vtOf(m.vt));
-        case 'post': return fabric.post(rank, m.id, m.src, m.tag, m.expect, vtOf(m.vt));
-        case 'wait': return fabric.wait(rank, m.id, vtOf(m.vt));
-        case 'barrier': return fabric.barrier(rank, m.id, vtOf(m.vt));
-        case 'announce': return fabric.announce(rank, m.index, m.call);
-        case 'mark': return void marks[rank]!.push(m.mark);
-        case 'idle': return fabric.reportIdle(rank);
-        case 'done':
-          reports[rank] ??= m.device;
-          if (outcomes.settle({ rank, status: 'ok', value: decodeValue(m.value) })) fabric.finish(rank, vtOf(m.device?.figures?.endUs));
-          return;
-        case 'fail':
-          reports[rank] ??= m.device;
-          return fail(rank, 'error', decodeError(m.error), false, vtOf(m.device?.figures?.endUs));
-      }
-    };
-    const onError = (e: Error & { code?: string }) => {
-      spoiled.add(rank);
-      if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') fail(rank, 'error', new OutOfMemoryError(rank, memoryLimitMb, 'the JavaScript heap is full'), true);
-      else fail(rank, 'error', e, true);
-    };
-    handlers[rank] = onMessage;
-    const onPortMessage = (m: FromRank) => {
-      onMessage(m);
-      poll();
-    };
-    const onExit = (code: number) => {
-      spoiled.add(rank);
-      if (!outcomes.has(rank)) fail(rank, 'killed', new Error(`rank ${rank}: its worker exited (code ${code}) before the program returned: did it call process.exit()?`), false);
-    };
-    w.port.on('message', onPortMessage);
-    w.worker.on('error', onError);
-    w.worker.on('exit', onExit);
-    return () => {
-      w.port.off('message', onPortMessage);
-      w.worker.off('error', onError);
-      w.worker.off('exit', onExit);
-    };
-  });
-
-  const args = encodeValue(spec.args ?? []);
-  const modulePath = resolve(program.module);
-  workers.forEach((w, rank) =>
-    w.post({
-      t: 'run',
-      launch,
-      init: { rank, worldSize: n, module: modulePath, exportName: program.export ?? 'default', args, seed: spec.seed, faults: spec.faults ?? [], device: { device, timeline: spec.timeline === true, markKey: spec.markKey, peakTolerance: spec.peakTolerance } },
-    }),
-  );
-
-  // Typed arrays live outside the JavaScript heap, so the heap limit does not
-  // cover them: watch the process's resident memory as a whole, and stop the
-  // ranks that are running (not waiting) when it exceeds the launch's budget.
-  const baseline = process.memoryUsage.rss();
-  const budget = baseline + n * (memoryLimitMb + WORKER_OVERHEAD_MB) * 1024 * 1024;
-  const rssWatch = setInterval(() => {
-    const rss = process.memoryUsage.rss();
-    if (rss <= budget) return;
-    for (let r = 0; r < n; r++) {
-      if (!outcomes.has(r) && fabric.describe(r).waiting === null) {
-        fail(r, 'error', new OutOfMemoryError(r, memoryLimitMb, `the process grew to ${Math.round(rss / 2 ** 20)} MB (budget ${Math.round(budget / 2 ** 20)} MB for ${n} rank${n === 1 ? '' : 's'}) while this rank was running`), true);
-      }
-    }
-  }, RSS_POLL_MS);
-
-  const timer = setTimeout(() => {
-    for (const r of outcomes.timeOutRemaining(fabric, spec.timeoutMs)) stop(r);
-  }, spec.timeoutMs);
-  await outcomes.done;
-  clearTimeout(timer);
-  clearInterval(rssWatch);
-  fabric.close();
-  await Promise.all(outputs.map((o) => o.flush()));
-  for (const off of listeners) off();
-  await Promise.all(workers.map((w, rank) => pool.release(w, !spoiled.has(rank))));
-  if (ownPool) await pool.close();
-  const ranks = outcomes.all(fabric).map((o) => ({ ...o, ...outputs[o.rank]!.captured() }));
-  const stats = fabric.rankStats();
-  const result: LaunchResult = { ranks, trace: fabric.trace, stats, deadlock: fabric.deadlockError, wallMs: Date.now() - started, ok: ranks.every((r) => r.status === 'ok') };
-  if (device) result.device = deviceReport(device, reports, marks, fabric.trace, fabric.barriers, stats.map((s) => s.vtUs));
-  return result;
+    this.pollCost.record(performance.now() - start - handling, saved);
+    this.polling = false;
+  }
 }

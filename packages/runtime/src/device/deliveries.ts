@@ -15,6 +15,7 @@
  * The same rule holds on both backends, so a rank runs its code in the same
  * order on each.
  */
+import { nextTask } from '../next-task.ts';
 
 /** Something delivered in order: a fabric completion (its result once it arrives) or a local event (a mark). */
 interface Slot {
@@ -63,7 +64,7 @@ export class Deliveries {
   private pump(): void {
     if (this.scheduled || this.closed || !this.queue[0]?.ready) return;
     this.scheduled = true;
-    setImmediate(() => {
+    nextTask(() => {
       this.scheduled = false;
       if (this.closed) return;
       const slot = this.queue.shift()!;

@@ -14,12 +14,12 @@
  * code is running, so that a browser host can run inline ranks too.
  */
 import { Tensor, type DType } from '@dtlab/tensor';
-import { RankMeter, currentContext, runInContext, type RegistryWithCleanup, type DeviceModel, type MemoryMark, type MeterContext, type MeterFigures, type OutOfMemoryRequest, type SnapshotRow, type Timeline } from '@dtlab/tensor/meter';
+import { RankMeter, currentContext, resumeContext, runInContext, type RegistryWithCleanup, type DeviceModel, type MemoryMark, type MeterContext, type MeterFigures, type OutOfMemoryRequest, type SnapshotRow, type Timeline } from '@dtlab/tensor/meter';
 import type { Comm, CommRuntime, Completion, Transport } from '../comm.ts';
 import { completeWait } from '../comm.ts';
 import type { CollectiveCall } from '../errors.ts';
 import { OutOfMemoryError } from '../errors.ts';
-import type { Payload } from '../fabric.ts';
+import type { Payload } from '../wire.ts';
 import { Deliveries } from './deliveries.ts';
 
 /** The fabric as one rank reaches it; every call carries the virtual time of the stream that makes it. */
@@ -215,6 +215,7 @@ export class RankRuntime implements CommRuntime {
         const trusted = this.#markKey !== undefined && key === this.#markKey;
         const m = this.#meter.mark(ctx, label, trusted);
         if (m) this.#link.mark(m);
+        resumeContext(ctx);
         resolve(m ? { ...m } : null);
       }),
     );
@@ -222,7 +223,14 @@ export class RankRuntime implements CommRuntime {
 
   /** The live buffers, after a point, in order with the rank's deliveries. */
   snapshot(): Promise<SnapshotRow[]> {
-    return new Promise((resolve) => this.#deliveries.local(() => resolve(this.#meter.snapshot())));
+    const ctx = this.context();
+    return new Promise((resolve) =>
+      this.#deliveries.local(() => {
+        const rows = this.#meter.snapshot();
+        resumeContext(ctx);
+        resolve(rows);
+      }),
+    );
   }
 
   /** Opens a profiler region around `fn` in the caller's context. */
@@ -281,6 +289,8 @@ export class RankRuntime implements CommRuntime {
         completion = { error: e as Error, vtUs: c.vtUs };
       }
     }
+    // The waiting code runs on from here, in this task: a scope that cannot follow awaits learns whose it is.
+    resumeContext(ctx);
     if (this.#comm) completeWait(this.#comm, id, completion);
   }
 }

@@ -35,13 +35,22 @@ export async function silentPeer(comm: Comm, sleepMs: number): Promise<string> {
 }
 
 /**
- * Rank 0 sends to rank 1 without end, never waiting for anything; rank 1
- * never receives. The launching thread gets an endless stream of messages.
+ * Ranks 0 and 1 play ping-pong without end: the launching thread gets an
+ * endless stream of messages, each received before the next is sent, so no
+ * bound of the fabric stops it (fabric-limits.test.ts has a rank that never
+ * receives). A one-way stream would not do: on a loaded machine the sender
+ * outruns the receiver and meets the bound on unreceived messages.
  */
 export async function flood(comm: Comm): Promise<void> {
-  if (comm.rank === 0) {
-    const t = tensor([1]);
-    for (;;) await comm.send(1, t);
+  const t = tensor([1]);
+  const peer = 1 - comm.rank;
+  for (;;) {
+    if (comm.rank === 0) {
+      await comm.send(peer, t);
+      await comm.recv(peer);
+    } else {
+      await comm.recv(peer);
+      await comm.send(peer, t);
+    }
   }
-  await new Promise(() => {});
 }

@@ -10,7 +10,7 @@ export { RankMeter, type RankMeterOptions, type MeterFigures, type OpFigures, ty
 export { MemoryTracker, type MemoryFigures, type MemoryMark, type MemoryOptions, type OutOfMemoryRequest, type SnapshotRow } from './memory.ts';
 export { type DeviceModel, rooflineUs } from './model.ts';
 export { type MeterContext } from './context.ts';
-export { type MeterScope, setMeterScope, currentContext, runInContext } from './scope.ts';
+export { type MeterScope, setMeterScope, currentContext, runInContext, resumeContext } from './scope.ts';
 export { Stream } from './stream.ts';
 export { type RegistryWithCleanup } from './liveness.ts';
 export { installAllocationHooks } from './hooks.ts';

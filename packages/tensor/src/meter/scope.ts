@@ -19,6 +19,14 @@ export interface MeterScope {
   current(): MeterContext | undefined;
   /** Runs `fn` with `ctx` as the current context (and what `fn` starts, where the scope can follow it). */
   run<T>(ctx: MeterContext, fn: () => T): T;
+  /**
+   * The runtime is about to hand `ctx`'s code the result of a wait (from a
+   * task of its own): what runs from here on in this task is `ctx`'s. A
+   * scope that follows async continuations by itself (Node's
+   * AsyncLocalStorage) needs nothing here; one that cannot (a browser's)
+   * takes its context from these hand-overs.
+   */
+  resume?(ctx: MeterContext | undefined): void;
 }
 
 /**
@@ -58,4 +66,9 @@ export function currentContext(): MeterContext | undefined {
 /** Runs `fn` with `ctx` as the current context. */
 export function runInContext<T>(ctx: MeterContext, fn: () => T): T {
   return scope.run(ctx, fn);
+}
+
+/** Tells the scope that the code resumed from here on in this task is `ctx`'s (see MeterScope.resume). */
+export function resumeContext(ctx: MeterContext | undefined): void {
+  scope.resume?.(ctx);
 }

@@ -1,5 +1,5 @@
 /**
- * Threads confined for untrusted code (see backends/precompiled-loader.cjs,
+ * Threads confined for untrusted code (see precompiled-loader.cjs,
  * `confine`): what the runtime refuses to do in them, because it would run
  * code that is not confined.
  */

@@ -198,7 +198,7 @@ function overridablePrototypes() {
  *   the submission imports by value, since a type-only import loads nothing
  *   and yet `Object.getPrototypeOf(comm)` reaches Comm.prototype;
  *
- * and marks the thread confined for the runtime (src/confined.ts).
+ * and marks the thread confined for the runtime (confined.ts).
  */
 function confine() {
   confined = true;

@@ -28,7 +28,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { refuseIfConfined } from '../confined.ts';
+import { refuseIfConfined } from './confined.ts';
 import type * as Esbuild from 'esbuild';
 
 /** A module compiled ahead: its CommonJS code, or the compiler's error. */
@@ -62,7 +62,7 @@ export interface PrecompiledModules {
 }
 
 /** The module every rank worker runs first; a bundle always holds it. */
-export const WORKER_MAIN = fileURLToPath(new URL('./worker-main.ts', import.meta.url));
+export const WORKER_MAIN = fileURLToPath(new URL('../backends/worker-main.ts', import.meta.url));
 
 const requireHere = createRequire(import.meta.url);
 let esbuild: typeof Esbuild | undefined;

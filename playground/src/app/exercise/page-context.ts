@@ -1,0 +1,62 @@
+/**
+ * The check context of the exercise view: the grader's own verdicts
+ * (CheckContextBase: comparisons, rank failures, timeouts, messages) with
+ * launches on inline ranks in this Web Worker, through the runtime's browser
+ * entry. The seeds the ranks see are made from the grading seed exactly as
+ * the grader makes them (SHA-256 of the same string), so a run here with
+ * seed S meets the same inputs as `pnpm grade exNN --seed S`.
+ */
+import { launch, type LaunchResult } from '@dtlab/runtime';
+import { CheckContextBase } from '@dtlab/grader/check-core';
+import type { Manifest, RunSpec, SharedRuns } from '@dtlab/grader';
+
+/** A CheckContext for the page (see the file comment). */
+export class PageContext extends CheckContextBase {
+  private launches = 0;
+  private key: string | undefined;
+
+  constructor(
+    manifest: Manifest,
+    seed: number,
+    checkId: string,
+    /** The submission's folder as a URL ending in '/'. */
+    private readonly submissionBase: string,
+    shared: SharedRuns,
+  ) {
+    super(manifest, seed, checkId, shared);
+  }
+
+  entry(file: string): string {
+    return new URL(file, new URL(this.submissionBase, location.href)).href;
+  }
+
+  markKey(): string {
+    if (!this.key) {
+      const bytes = crypto.getRandomValues(new Uint8Array(24));
+      this.key = btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+    }
+    return this.key;
+  }
+
+  /** The grader's launch seed (context.ts): the first 4 bytes of SHA-256, little-endian, halved. */
+  private async launchSeed(): Promise<number> {
+    const text = `dtlab launch\0${this.seed}\0${this.checkId}\0${this.launches++}`;
+    const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+    return new DataView(digest).getUint32(0, true) >>> 1;
+  }
+
+  async run(spec: RunSpec): Promise<LaunchResult> {
+    const result = await launch({
+      worldSize: spec.worldSize,
+      backend: 'inline',
+      program: spec.program,
+      args: spec.args ?? [],
+      timeoutMs: spec.timeoutMs ?? this.manifest.timeLimits.checkMs,
+      seed: await this.launchSeed(),
+      ...(spec.device !== undefined ? { device: spec.device } : {}),
+      ...(spec.timeline ? { timeline: true } : {}),
+      ...(spec.markKey !== undefined ? { markKey: spec.markKey } : {}),
+    });
+    return this.record(spec, result);
+  }
+}
