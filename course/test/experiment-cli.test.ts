@@ -10,6 +10,7 @@ import { chunkBounds, estimateTime } from '@dtlab/collectives';
 import { DEFAULT_COST } from '@dtlab/runtime';
 import ring from '../chapters/01-data-parallelism/experiments/ring-allreduce-ranks.ts';
 import zero from '../chapters/02-sharding/experiments/zero1-optimizer-memory.ts';
+import tpdp from '../chapters/03-tensor-parallelism/experiments/tp-vs-dp-traffic.ts';
 import { judgePrediction, recordedExperiments, runExperiment } from '../src/index.ts';
 import { cleanup, cli, scratch } from './helpers.ts';
 
@@ -42,6 +43,24 @@ describe('the experiments measure what the formulas say', () => {
     }
     expect(run.verdict.held).toBe(true); // 8·⌈85259/8⌉ bytes = 83.27 KiB, within 5% of 83
     expect(judgePrediction(zero.prediction, { kind: 'number', value: 666 }, run.rows).held).toBe(false);
+  });
+});
+
+describe('the experiments of chapters 3 and 4', () => {
+  it('tp-vs-dp-traffic: 2·2(N-1)/N·T·h against 2(N-1)/N·8h² bytes per rank, and estimateTime of each', async () => {
+    const run = await runExperiment(tpdp, { kind: 'number', value: 4 });
+    const [n, h] = [4, 128];
+    for (const r of run.rows) {
+      const t = r.tokens!;
+      expect(r.tpKiB! * 1024).toBe(2 * ((2 * (n - 1)) / n) * t * h * 4);
+      expect(r.dpKiB! * 1024).toBe(((2 * (n - 1)) / n) * 8 * h * h * 4);
+      expect(r.ratio).toBeCloseTo((2 * t * h) / (8 * h * h), 12);
+      expect(r.tpUs).toBeCloseTo(2 * estimateTime('allReduce', 'ring', t * h * 4, n, DEFAULT_COST, { elementBytes: 4 }), 6);
+      expect(r.dpUs).toBeCloseTo(estimateTime('allReduce', 'ring', 8 * h * h * 4, n, DEFAULT_COST, { elementBytes: 4 }), 6);
+    }
+    expect(run.rows.find((r) => r.tokens === 4 * h)!.ratio).toBe(1);
+    expect(run.verdict.held).toBe(true); // 2·2048·128 / 8·128² = 4
+    expect(judgePrediction(tpdp.prediction, { kind: 'number', value: 0.5 }, run.rows).held).toBe(false);
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * Every question of chapters 1 and 2, for 50 attempt seeds, the way an
+ * Every question of chapters 1 to 3, for 50 attempt seeds, the way an
  * attempt draws them: the answer computes, each distractor differs from the
  * answer, the right answer is graded right and every misconception wrong.
  * Then a few answers against references outside the question's own code:
@@ -11,6 +11,7 @@ import { launch } from '@dtlab/runtime';
 import { full } from '@dtlab/tensor';
 import bank1 from '../chapters/01-data-parallelism/bank.ts';
 import bank2 from '../chapters/02-sharding/bank.ts';
+import bank3 from '../chapters/03-tensor-parallelism/bank.ts';
 import { modelStateBytes } from '../chapters/02-sharding/questions/zero-memory.ts';
 import { formatNumber, gradeAnswer, present, variantSeed, withinTolerance, type Bank, type NumericVariant } from '../src/index.ts';
 
@@ -58,6 +59,7 @@ function checkBank(bank: Bank): void {
 
 describe('chapter 1 bank', () => checkBank(bank1));
 describe('chapter 2 bank', () => checkBank(bank2));
+describe('chapter 3 bank', () => checkBank(bank3));
 
 /** The variant of question `id` in `bank` for attempt seed `seed`. */
 function variant(bank: Bank, id: string, seed: number) {
@@ -109,6 +111,27 @@ describe('answers against references', () => {
       const [, n, parts, rank] = /buffer of (\d+) elements.*N = (\d+).*rank (\d+)'s chunk/.exec(p.prompt)!.map(Number);
       expect(p.answer, `seed ${seed}`).toBe(Math.floor(n! / parts!) + (rank! < n! % parts! ? 1 : 0));
     }
+  });
+
+  it('tp-mlp-allreduce-bytes\'s 2(N-1)/N of the [b, s, h] output is what each rank sends on the fabric', async () => {
+    for (const seed of [1, 2, 3]) {
+      const p = variant(bank3, 'tp-mlp-allreduce-bytes', seed) as NumericVariant;
+      const n = param(p.prompt, 'N');
+      const [b, s, h] = ['b', 's', 'h'].map((k) => param(p.prompt, k)) as [number, number, number];
+      const count = n * 512; // a small tensor on the same ranks: the ratio does not depend on its size
+      const result = await launch({ worldSize: n, program: async (comm) => void (await allReduce(comm, full([count], 1))) });
+      const ratio = Math.max(...result.stats.map((x) => x.bytesSent)) / (count * 4);
+      expect((p.answer * 1e6) / (b * s * h * 2)).toBeCloseTo(ratio, 9);
+    }
+  });
+
+  it('tp-dp-traffic-crossover: at T = 4h the fabric carries the same bytes for both', async () => {
+    const p = variant(bank3, 'tp-dp-traffic-crossover', 1) as NumericVariant;
+    const h = 16; // the crossover is T = 4h for every h; a small one keeps the launches small
+    expect(p.answer / param(p.prompt, 'h')).toBe(4);
+    const tp = await launch({ worldSize: 4, program: async (comm) => { await allReduce(comm, full([4 * h, h], 1)); await allReduce(comm, full([4 * h, h], 1)); } });
+    const dp = await launch({ worldSize: 4, program: async (comm) => void (await allReduce(comm, full([8 * h * h], 1))) });
+    expect(tp.stats.map((x) => x.bytesSent)).toEqual(dp.stats.map((x) => x.bytesSent));
   });
 
   it('the ZeRO memory formulas give the ZeRO paper\'s figures for 7.5 B parameters on 64 ranks', () => {

@@ -1,0 +1,104 @@
+/**
+ * Public checks of ex10-vocab-parallel-ce. Each hands every rank its columns
+ * of seeded float32 logits, runs the submission's loss forward and backward
+ * on N rank workers, and compares the loss and each rank's columns of the
+ * gradient with the full cross-entropy computed here in float64. The traffic
+ * check reads the fabric's record of every message.
+ *
+ * Tolerances: the loss within rtol 1e-5 (float32 sums of up to a few
+ * thousand exponentials, against float64), the gradient within rtol 1e-4
+ * and atol 1e-7 (its entries are probabilities over B, down to 1e-10; an
+ * error of the normalisation moves every entry of a row by the same
+ * factor, far beyond that).
+ */
+import { chunkBounds } from '@dtlab/tensor';
+import type { LaunchResult } from '@dtlab/runtime';
+import { programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
+import { reference, type LogitsSpec } from './data.ts';
+import { LOSS_RESULT, type LossResult } from './programs.ts';
+
+const ENTRY = 'src/vocab-parallel-ce.ts';
+const program = { module: programPath(import.meta.url, './programs.ts'), export: 'lossPass' };
+
+export const LOSS_TOLERANCE = { rtol: 1e-5, atol: 1e-6 };
+export const GRAD_TOLERANCE = { rtol: 1e-4, atol: 1e-7 };
+
+/** One run on `worldSize` ranks: every rank's loss and gradient, and the launch (for its traffic). */
+export interface LossRun {
+  spec: LogitsSpec;
+  outputs: LossResult[];
+  result: LaunchResult;
+}
+
+/** Runs the submission once per grading for each spec (checks share it). */
+export function runLoss(ctx: CheckContext, spec: LogitsSpec): Promise<LossRun> {
+  return ctx.shared(`ex10 ${JSON.stringify(spec)}`, async () => {
+    const result = await ctx.run({ worldSize: spec.worldSize, program, args: [ctx.entry(ENTRY), spec], returns: LOSS_RESULT });
+    return { spec, outputs: result.ranks.map((r) => r.value as LossResult), result };
+  });
+}
+
+const ranksText = (n: number) => `${n} rank${n === 1 ? '' : 's'}`;
+const extremeText = (spec: LogitsSpec) => (spec.extreme?.length ? ` (rows 0 to ${spec.extreme.length - 1}: ${spec.extreme.join(', ')} logits)` : '');
+
+/** Every rank's loss must be the full cross-entropy's. */
+export function expectLoss(ctx: CheckContext, run: LossRun, ref = reference(run.spec)): void {
+  const { spec } = run;
+  run.outputs.forEach((out, rank) => ctx.expectClose(out.loss, [ref.loss], { rank, label: `the mean loss over ${spec.batch} tokens, V = ${spec.vocab}, with ${ranksText(spec.worldSize)}${extremeText(spec)}`, ...LOSS_TOLERANCE }));
+}
+
+/** Every rank's gradient must be its columns, chunkBounds(V, N)[rank], of the full gradient. */
+export function expectGradient(ctx: CheckContext, run: LossRun, ref = reference(run.spec)): void {
+  const { spec } = run;
+  run.outputs.forEach((out, rank) => {
+    if (out.missing.length) ctx.fail(`rank ${rank} with ${ranksText(spec.worldSize)}: after the backward pass ${out.missing.join(', ')}: the loss must be differentiable in the logits it was given`, { rank, index: null, expected: 'a tensor', actual: out.missing[0]!, label: 'logits.grad' });
+    const { start, end } = chunkBounds(spec.vocab, spec.worldSize)[rank]!;
+    ctx.expectClose(out.grad, ref.grad.slice(1, start, end), { rank, label: `logits.grad (vocabulary columns ${start} to ${end - 1} of ${spec.vocab}) with ${ranksText(spec.worldSize)}${extremeText(spec)}`, ...GRAD_TOLERANCE });
+  });
+}
+
+/**
+ * "A few values per token, never the logits": all ranks together may send
+ * at most what four ring all-reduces of one value per token send,
+ * 4 · 2·(N-1)·B elements (the maxima, the sums of exponentials and the
+ * target logits take three), whatever V is. Gathering the logits would send
+ * (N-1)·B·V elements.
+ */
+export function expectFewValuesPerToken(ctx: CheckContext, run: LossRun): string {
+  const { spec } = run;
+  const n = spec.worldSize;
+  const limit = 4 * 2 * (n - 1) * spec.batch;
+  const sent = run.result.trace.reduce((s, e) => s + e.count, 0);
+  const largest = run.result.trace.reduce((m, e) => Math.max(m, e.count), 0);
+  if (sent > limit) {
+    ctx.fail(
+      `with ${ranksText(n)}, B = ${spec.batch} tokens and V = ${spec.vocab}, the ranks sent ${sent} elements in all (the largest message ${largest}); the loss needs a few values per token, at most 4 · 2·(N-1)·B = ${limit} elements, whatever V is (gathering the logits would send (N-1)·B·V = ${(n - 1) * spec.batch * spec.vocab})`,
+      { rank: null, index: null, expected: `<= ${limit} elements`, actual: `${sent} elements`, label: `elements sent with ${ranksText(n)}` },
+    );
+  }
+  return `${ranksText(n)}, V = ${spec.vocab}: ${sent} elements sent in all (at most ${limit}; the logits are ${spec.batch * spec.vocab})`;
+}
+
+/** The public checks' batches: plain logits, V split evenly over 2 ranks and unevenly over 4. */
+export function publicSpec(ctx: CheckContext, worldSize: number): LogitsSpec {
+  return { seed: ctx.seedFor('logits', worldSize), batch: 8, vocab: worldSize === 2 ? 1000 : 1001, worldSize };
+}
+
+export const checks: Record<string, CheckFn> = {
+  'loss-two-ranks': async (ctx) => {
+    expectLoss(ctx, await runLoss(ctx, publicSpec(ctx, 2)));
+  },
+  'gradient-two-ranks': async (ctx) => {
+    expectGradient(ctx, await runLoss(ctx, publicSpec(ctx, 2)));
+  },
+  'four-ranks': async (ctx) => {
+    const run = await runLoss(ctx, publicSpec(ctx, 4));
+    const ref = reference(run.spec);
+    expectLoss(ctx, run, ref);
+    expectGradient(ctx, run, ref);
+    ctx.note('4 ranks, V = 1001 (shards of 251, 250, 250, 250): the loss and every rank\'s gradient match the full cross-entropy');
+  },
+  traffic: async (ctx) => {
+    for (const n of [2, 4]) ctx.note(expectFewValuesPerToken(ctx, await runLoss(ctx, publicSpec(ctx, n))));
+  },
+};
