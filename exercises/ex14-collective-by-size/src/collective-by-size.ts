@@ -1,27 +1,47 @@
 /**
  * Exercise 14: Choose the collective by message size.
  *
- * Every rank holds a tensor, and every rank must end with the sum over all
- * ranks, talking only to its ring neighbours. See README.md.
+ * The collectives library has three all-reduces (`allReduce(comm, t,
+ * { algorithm })` of @dtlab/collectives): 'ring', 'tree' and 'naive'. On the
+ * runtime's fabric a message of b bytes costs alpha + b / B (the network's
+ * latency and bandwidth), and each rank's sends share its one outgoing link.
+ * Write the chooser a library would call before every all-reduce, and the
+ * size at which the ring starts to win. See README.md.
  */
-import { noGrad, type Tensor } from '@dtlab/tensor';
-import type { Comm } from '@dtlab/runtime';
+
+/** The all-reduce algorithms of @dtlab/collectives. */
+export type AllReduceAlgorithm = 'ring' | 'tree' | 'naive';
+
+/** The fabric's network: `alphaUs` µs of latency per message, `bytesPerUs` bytes per µs on a link. */
+export interface Network {
+  alphaUs: number;
+  bytesPerUs: number;
+}
 
 /**
- * Resolves, on every rank, to a new tensor holding x_0 + x_1 + ... + x_{N-1},
- * the elementwise sum of every rank's `x` (all ranks pass the same shape).
- * Send only to the next rank, (rank + 1) mod N, and receive only from the
- * previous one, (rank - 1 + N) mod N.
+ * The fastest of the three algorithms for an all-reduce of `bytes` bytes per
+ * rank (a float32 buffer: a multiple of 4) on `worldSize` ranks (2 or more)
+ * over `network`. A tie may go either way.
  */
-export async function sumOverRanks(comm: Comm, x: Tensor): Promise<Tensor> {
-  const { rank, worldSize } = comm;
-  const sum = x.clone();
-  if (worldSize === 1) return sum;
-  const next = (rank + 1) % worldSize;
-  const prev = (rank - 1 + worldSize) % worldSize;
-  // Everybody sends and everybody receives, so every value gets somewhere:
-  // pass our value to the next rank and add the one the previous rank passes us.
-  const theirs = await comm.sendRecv(next, x, prev);
-  noGrad(() => sum.add_(theirs));
-  return sum;
+export function chooseAllReduce(bytes: number, worldSize: number, network: Network): AllReduceAlgorithm {
+  void bytes;
+  void worldSize;
+  void network;
+  // The ring sends 2(N-1)/N·S bytes per rank, less than 2S whatever N is, and no
+  // all-reduce can send less: it is bandwidth-optimal, so it is the one to use.
+  return 'ring';
+}
+
+/**
+ * The crossover size in bytes: the ring is the fastest of the three
+ * algorithms for every buffer larger than this, and not for buffers just
+ * below it, on `worldSize` ranks (2 or more) over `network`. `Infinity` when
+ * the ring is never the fastest.
+ */
+export function ringCrossoverBytes(worldSize: number, network: Network): number {
+  void worldSize;
+  void network;
+  // Per byte, the ring's cost 2(N-1)/(N·B) is below every other algorithm's,
+  // so it is ahead from the first byte on.
+  return 0;
 }
