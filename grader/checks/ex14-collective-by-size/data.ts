@@ -2,8 +2,9 @@
  * The cases of the ex14 checks, drawn from a seed: buffers, world sizes and
  * networks. Sizes are whole float32 buffers (multiples of 4 bytes). The
  * networks keep α·B (the bytes a link moves in one latency) between 256 B
- * and 32 KiB, so that every crossover lies between about 1 KiB and 150 KiB
- * and sizes a hundred times larger stay cheap to measure.
+ * and 32 KiB, so that every crossover (2.4 to 4.5 times α·B on 3 to 16
+ * ranks) lies between about 600 B and 150 KiB, and sizes thirty times larger
+ * stay cheap to measure.
  */
 import { Generator } from '@dtlab/tensor';
 import type { Network } from './measure.ts';

@@ -67,13 +67,15 @@ export function drawRuns(seed: number, law: ScalingLaw, count = RUN_COUNT): Run[
 export function drawLaw(seed: number, runSeed: number): ScalingLaw {
   const gen = new Generator(seed);
   const between = (lo: number, hi: number) => Number((lo + (hi - lo) * gen.uniform()).toPrecision(4));
-  for (;;) {
+  // About one draw in five is kept; the bound only stops a loop that cannot end.
+  for (let tries = 0; tries < 10_000; tries++) {
     const law = { E: between(1.5, 2.2), A: between(200, 1000), B: between(200, 1000), alpha: between(0.25, 0.45), beta: between(0.2, 0.4) };
     const ratios = [1e20, 1e23].map((c) => optimum(law, c)).map((o) => o.tokens / o.params);
     if (ratios.some((r) => r < 5 || r > 500)) continue;
     const se = exponentErrors(fitCovariance(law, drawRuns(runSeed, law)));
     if (se.alpha < 0.02 && se.beta < 0.02) return law;
   }
+  throw new Error(`drawLaw(${seed}): no surface in 10000 draws met the conditions; the ranges in drawLaw are inconsistent`);
 }
 
 /** A budget in FLOPs, log-uniform in [10^20, 10^23]. */
