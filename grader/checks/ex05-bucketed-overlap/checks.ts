@@ -1,0 +1,221 @@
+/**
+ * Public checks of ex05-bucketed-overlap. Each trains a seeded MLP with the
+ * submission's BucketedDataParallel on N rank workers, every rank on its own
+ * part of each step's batch, and compares every rank's parameters with one
+ * process trained here, at grade time, on the combined batch. Two checks of
+ * how also read the run: the fabric's trace (which all-reduces each step
+ * made, and how large) and the virtual device's clock (how long the step
+ * waited for them).
+ *
+ * Tolerance of the values: float32, rtol 1e-5 and atol 1e-6, as in ex04
+ * (the same computation: a mean over each rank's part, then a ring average,
+ * against one mean over the whole batch). Measured between the reference
+ * solution and the reference over 120 runs of 4 SGD steps (6 seeds, 1 to 5
+ * ranks, the hidden MLP with 1, 2 and 3 buckets and the branching model),
+ * the worst |diff| / max(|expected|, 0.1) was 3.4e-7, 30 times under it.
+ */
+import { estimateTime } from '@dtlab/collectives';
+import type { LaunchResult, RankDeviceStats } from '@dtlab/runtime';
+import type { Tensor } from '@dtlab/tensor';
+import { programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
+import { buildMlp, expectedBuckets, namedUniqueParameters, rankBatch, singleProcessTraining, type BucketSpec, type ExpectedBucket, type ModelBuilder, type Trajectory } from './data.ts';
+import { regionLabels, type BatchFn } from './programs.ts';
+import { callsPerStep } from './trace.ts';
+
+const ENTRY = 'src/bucketed-data-parallel.ts';
+const programs = programPath(import.meta.url, './programs.ts');
+/** See the file comment. */
+export const TOLERANCE = { rtol: 1e-5, atol: 1e-6 };
+/** The network of every launch (the runtime's default): α = 10 µs, 1250 bytes per µs. */
+export const COST = { alphaUs: 10, bytesPerUs: 1250 };
+
+/** A model, its data and the rank programs that train it: the public MLP unless a check gives another. */
+export interface Trainee {
+  build: ModelBuilder;
+  batch: BatchFn;
+  /** The rank program, and the one that times each step on the virtual device. */
+  train: { module: string; export: string };
+  timed: { module: string; export: string };
+}
+const MLP: Trainee = { build: buildMlp, batch: rankBatch, train: { module: programs, export: 'trainBucketed' }, timed: { module: programs, export: 'timeBucketed' } };
+
+/**
+ * Five layers of 16·16 + 16 = 272 parameters (1088 bytes of gradient each):
+ * bucket sizes that are whole layers make the same buckets whichever end of
+ * the model they are filled from, so the bucket count does not depend on the
+ * order, only on the rule (and on sending the last, partial bucket).
+ */
+export const EVEN_SIZES = [16, 16, 16, 16, 16, 16];
+export const LAYER_BYTES = (16 * 16 + 16) * 4;
+
+const ranksWord = (n: number) => `${n} rank${n === 1 ? '' : 's'}`;
+
+/** One training launch: every rank's parameters after each step, and the launch (trace, device figures). */
+export interface TrainingRun {
+  spec: BucketSpec;
+  worldSize: number;
+  outputs: Trajectory[];
+  result: LaunchResult;
+}
+
+/** Trains on `worldSize` ranks (on the virtual device, timing each step, with `timed`). */
+export async function runTraining(ctx: CheckContext, worldSize: number, spec: BucketSpec, trainee: Trainee = MLP, timed = false): Promise<TrainingRun> {
+  const k = namedUniqueParameters(trainee.build(spec, 0)).length;
+  const returns = { array: { array: 'tensor', length: k }, length: spec.steps } as const;
+  const result = timed
+    ? await ctx.run({ worldSize, program: trainee.timed, args: [ctx.entry(ENTRY), spec, ctx.markKey()], returns, device: 'course' })
+    : await ctx.run({ worldSize, program: trainee.train, args: [ctx.entry(ENTRY), spec], returns });
+  return { spec, worldSize, outputs: result.ranks.map((r) => r.value as Trajectory), result };
+}
+
+/**
+ * Every rank's parameters after every step must equal the single-process
+ * reference within TOLERANCE, and rank 0's bit for bit.
+ */
+export function expectParity(ctx: CheckContext, run: TrainingRun, trainee: Trainee = MLP): void {
+  const { spec, worldSize, outputs } = run;
+  const names = namedUniqueParameters(trainee.build(spec, 0)).map(([n]) => n);
+  const expected = singleProcessTraining(spec, worldSize, trainee.build, trainee.batch);
+  const at = `with ${ranksWord(worldSize)} and bucketBytes ${spec.bucketBytes}`;
+  for (let s = 0; s < spec.steps; s++) {
+    outputs.forEach((steps, rank) => names.forEach((name, i) => ctx.expectClose(steps[s]![i]!, expected[s]![i]!, { rank, label: `${name} after SGD step ${s + 1} ${at}`, ...TOLERANCE })));
+  }
+  const last = (o: Trajectory): Tensor[] => o[spec.steps - 1]!;
+  outputs.slice(1).forEach((o, k) => names.forEach((name, i) => ctx.expectEqual(last(o)[i]!, last(outputs[0]!)[i]!, { rank: k + 1, label: `${name} after step ${spec.steps} ${at}, against rank 0's, bit for bit` })));
+}
+
+const list = (b: ExpectedBucket) => (b.names.length > 4 ? `${b.names.slice(0, 2).join(', ')}, ... ${b.names.at(-1)}` : b.names.join(', '));
+
+/**
+ * Every step must make exactly the README's buckets' all-reduces, one ring
+ * all-reduce each, in bucket order: read from the trace (see trace.ts).
+ */
+export function expectBucketCalls(ctx: CheckContext, run: TrainingRun, trainee: Trainee = MLP): ExpectedBucket[] {
+  const { spec, worldSize, result } = run;
+  const buckets = expectedBuckets(trainee.build(spec, 0), spec.bucketBytes);
+  const rule = `bucketBytes ${spec.bucketBytes} gives ${buckets.length} bucket${buckets.length === 1 ? '' : 's'} (${buckets.map((b) => `${b.elements} elements: ${list(b)}`).join('; ')})`;
+  callsPerStep(result.trace, worldSize, spec.steps).forEach((calls, s) => {
+    const at = `step ${s + 1} with ${ranksWord(worldSize)}`;
+    if (calls.length !== buckets.length) {
+      const sizes = calls.map((c) => c.sent / (2 * (worldSize - 1))).join(', ');
+      ctx.fail(`${at} made ${calls.length} collective call${calls.length === 1 ? '' : 's'} carrying gradients${calls.length ? ` (of ${sizes} elements)` : ''}, but ${rule}: one all-reduce per bucket, the last, partly filled one included`, {
+        rank: null,
+        index: null,
+        expected: `${buckets.length} all-reduces`,
+        actual: `${calls.length} calls`,
+        label: `all-reduces in ${at}`,
+      });
+    }
+    calls.forEach((call, k) => {
+      const want = buckets[k]!;
+      if (call.silent.length > 0 || call.sent !== 2 * (worldSize - 1) * want.elements) {
+        const got = call.silent.length > 0 ? `ranks ${call.silent.join(', ')} sent nothing in it` : `it carried ${call.sent} elements over all ranks, which a ring all-reduce of ${call.sent / (2 * (worldSize - 1))} elements sends`;
+        ctx.fail(`all-reduce ${k + 1} of ${at} is not bucket ${k}'s ring all-reduce: ${got}; ${rule}, and a ring all-reduce of n elements sends 2(N-1)·n (allReduce with the default ring, one flat tensor a bucket)`, {
+          rank: null,
+          index: k,
+          expected: `${2 * (worldSize - 1) * want.elements} elements (bucket ${k}: ${want.elements})`,
+          actual: `${call.sent} elements`,
+          label: `all-reduce ${k + 1} of ${at}`,
+        });
+      }
+    });
+  });
+  return buckets;
+}
+
+/** The per-rank figures of a region, read defensively: a rank whose program did not reach it fails the check. */
+function region(ctx: CheckContext, d: RankDeviceStats, label: string, what: string, calls: number): { computeUs: number; waitUs: number; totalUs: number } {
+  const r = d.regions.find((g) => g.label === label);
+  if (!r || r.calls !== calls) {
+    ctx.fail(`rank ${d.rank}: the check's ${what} region ran ${r?.calls ?? 0} times, expected ${calls}`, { rank: d.rank, index: null, expected: calls, actual: r?.calls ?? 0, label: `${what} region` });
+  }
+  return { computeUs: r.computeUs / calls, waitUs: (r.exposedCommUs + r.idleUs) / calls, totalUs: r.totalUs / calls };
+}
+
+const us = (x: number) => `${x.toFixed(1)} µs`;
+
+/** The time a ring all-reduce of `bytes` keeps every link busy: its bandwidth term 2(N-1)/N · S/B, without latencies. */
+export function linkTime(bytes: number, worldSize: number): number {
+  return ((2 * (worldSize - 1)) / worldSize) * (bytes / COST.bytesPerUs);
+}
+
+/**
+ * The step's virtual time on every rank must stay within what overlapping
+ * the all-reduces with backward gives:
+ *
+ *     R·1.02 + 10 µs + c_last + link(S - S_last)/2
+ *
+ * - R is the compute of one forward and backward pass of the same model on
+ *   the same rank and batch, measured by the check's own program before the
+ *   model is wrapped (2% and 10 µs cover copies into and out of buckets);
+ * - c_last is the whole ring all-reduce of the bucket launched last
+ *   (estimateTime: 2(N-1)·(α + S_last/(N·B))): it holds the first layer,
+ *   whose gradient backward completes last, so nothing is left to hide it;
+ * - link(S - S_last) = 2(N-1)/N · (S - S_last)/B is the time the other
+ *   buckets keep each link busy. Half of it may show.
+ *
+ * Buckets that all become ready at the end of backward make the step wait at
+ * least link(S) (every byte must still cross each rank's link, one message at
+ * a time), which is over the bound by link(S - S_last)/2 - 2(N-1)·α: the
+ * overlap model is built so that this is hundreds of µs (BUG otherwise),
+ * and so that each layer's backward computes longer than the layer's
+ * all-reduce takes, so an overlapped step shows little more than c_last.
+ * Bounding the step's time, not only its waits, means that padding a step
+ * with extra work (elapse, a useless matmul) to hide the waits makes it
+ * slower, not faster.
+ */
+export function expectOverlap(ctx: CheckContext, run: TrainingRun, buckets: ExpectedBucket[]): void {
+  const { worldSize, result } = run;
+  const bytes = buckets.map((b) => b.elements * 4);
+  const total = bytes.reduce((a, b) => a + b, 0);
+  const cLast = estimateTime('allReduce', 'ring', bytes.at(-1)!, worldSize, COST, { elementBytes: 4 });
+  const hideable = linkTime(total - bytes.at(-1)!, worldSize);
+  const allowedWait = cLast + hideable / 2;
+  if (hideable / 2 - 2 * (worldSize - 1) * COST.alphaUs < 100) throw new Error(`BUG: the overlap model cannot tell overlapped buckets from late ones with ${worldSize} ranks`);
+  const labels = regionLabels(ctx.markKey());
+  for (const d of result.device!.ranks) {
+    const ref = region(ctx, d, labels.reference, 'reference forward-and-backward', 1);
+    const step = region(ctx, d, labels.step, 'training step', run.spec.steps);
+    const bound = ref.computeUs * 1.02 + 10 + allowedWait;
+    const detail = `${us(step.computeUs)} of compute and ${us(step.waitUs)} waiting on communication`;
+    if (step.totalUs > bound) {
+      ctx.fail(
+        `rank ${d.rank}: a training step with ${ranksWord(worldSize)} took ${us(step.totalUs)} of virtual time (${detail}); with the all-reduces overlapping backward it takes at most ${us(bound)}: forward and backward compute ${us(ref.computeUs)} (+2% and 10 µs), plus the last bucket's all-reduce, ${us(cLast)}, plus half of the ${us(hideable)} the other ${buckets.length - 1} buckets keep the link busy. All-reduces that start only once backward has ended wait at least ${us(linkTime(total, worldSize))}. Did the step's all-reduces start while backward was still running?`,
+        { rank: d.rank, index: null, expected: `<= ${bound.toFixed(1)} µs`, actual: `${step.totalUs.toFixed(1)} µs`, label: `virtual time of a training step with ${ranksWord(worldSize)}` },
+      );
+    }
+    if (d.rank === 0) ctx.note(`${ranksWord(worldSize)}, ${buckets.length} buckets: a step took ${us(step.totalUs)} (${detail}), allowed ${us(bound)}; all-reduces started after backward would wait at least ${us(linkTime(total, worldSize))}`);
+  }
+}
+
+/** The public MLP with every bucket size of the bucket-count check. */
+const evenSpec = (seed: number, steps: number, layers: number): BucketSpec => ({ seed, sizes: EVEN_SIZES, batchPerRank: 4, steps, lr: 0.5, bucketBytes: layers * LAYER_BYTES });
+
+/**
+ * The model of the overlap checks: eight layers of 128·128 + 128 (64.5 KiB
+ * of gradient each, one bucket each), 32 examples per rank. On the course
+ * device a layer's backward computes about 210 µs, longer than its ring
+ * all-reduce takes on 2 ranks (73 µs) or 4 (139 µs).
+ */
+export const overlapSpec = (seed: number): BucketSpec => ({ seed, sizes: Array.from({ length: 9 }, () => 128), batchPerRank: 32, steps: 2, lr: 0.05, bucketBytes: (128 * 128 + 128) * 4 });
+
+export const checks: Record<string, CheckFn> = {
+  parity: async (ctx) => {
+    const spec = evenSpec(ctx.seedFor('parity'), 3, 2);
+    expectParity(ctx, await runTraining(ctx, 2, spec));
+    ctx.note(`2 ranks, 3 buckets, 3 SGD steps: every parameter matches one process on the combined batch, bit for bit the same on both ranks`);
+  },
+  'bucket-count': async (ctx) => {
+    for (const layers of [5, 3, 2]) {
+      const run = await runTraining(ctx, 2, evenSpec(ctx.seedFor('buckets', layers), 1, layers));
+      expectParity(ctx, run);
+      const buckets = expectBucketCalls(ctx, run);
+      ctx.note(`bucketBytes ${run.spec.bucketBytes} (${layers} layers of ${LAYER_BYTES} bytes): ${buckets.length} all-reduce${buckets.length === 1 ? '' : 's'} of ${buckets.map((b) => b.elements).join(', ')} elements`);
+    }
+  },
+  overlap: async (ctx) => {
+    const run = await runTraining(ctx, 2, overlapSpec(ctx.seedFor('overlap')), MLP, true);
+    expectParity(ctx, run);
+    expectOverlap(ctx, run, expectedBuckets(buildMlp(run.spec, 0), run.spec.bucketBytes));
+  },
+};

@@ -1,0 +1,88 @@
+/**
+ * Rank programs of the ex05 checks: they run in the rank workers, build this
+ * rank's replica and its part of the data, train with the submission's
+ * BucketedDataParallel, and return copies of the parameters after each step.
+ *
+ * Before each step every rank sends itself an empty "fence" message tagged
+ * FENCE_TAG + step. The fabric records it in the trace like any message, so
+ * the checks can tell which all-reduces each step made (see trace.ts).
+ */
+import { profile, type Comm } from '@dtlab/runtime';
+import { nn, optim, zeros, type Tensor } from '@dtlab/tensor';
+import { loadExport } from '@dtlab/grader';
+import { buildMlp, namedUniqueParameters, rankBatch, snapshot, type BucketSpec, type ModelBuilder, type Trajectory } from './data.ts';
+
+/** Tag of the fence before step s: FENCE_TAG + s (below the collectives' tags, 2^30 and up). */
+export const FENCE_TAG = 1_000_000_000;
+
+/** What a BucketedDataParallel must offer (see the exercise's README). */
+interface BucketedLike {
+  forward(...inputs: Tensor[]): Tensor;
+  finishGradientSynchronization(): Promise<void>;
+}
+interface BucketedClass {
+  create(comm: Comm, model: nn.Module, opts: { bucketBytes: number }): Promise<BucketedLike>;
+}
+
+/** A rank's part of a step's batch. */
+export type BatchFn = (spec: BucketSpec, step: number, rank: number) => { x: Tensor; y: number[] };
+
+/** The region labels of a timed run: secret to the check (they carry its mark key), so a submission cannot add time to them. */
+export function regionLabels(key: string): { reference: string; step: string } {
+  return { reference: `reference forward and backward ${key}`, step: `data-parallel step ${key}` };
+}
+
+/** Data-parallel training of the public checks' MLP (see trainWith). */
+export function trainBucketed(comm: Comm, entry: string, spec: BucketSpec): Promise<Trajectory> {
+  return trainWith(comm, entry, spec, buildMlp, rankBatch);
+}
+
+/** The same, on the virtual device, timing each step (see trainWith). */
+export function timeBucketed(comm: Comm, entry: string, spec: BucketSpec, key: string): Promise<Trajectory> {
+  return trainWith(comm, entry, spec, buildMlp, rankBatch, key);
+}
+
+/**
+ * Data-parallel training with the submission: this rank's replica, wrapped,
+ * then `spec.steps` steps of plain SGD on this rank's part of each step's
+ * batch. The parameters are listed here before the submission sees the
+ * model, and copied after every step.
+ *
+ * With `key` (a run on the virtual device), the rank first runs one forward
+ * and backward pass of its own, before the model is wrapped, in a region
+ * labelled with the key: the compute a step needs, with no communication.
+ * Then each step (forward, backward, finishGradientSynchronization) runs in
+ * a region of its own, after a barrier; the fences and the barrier stay
+ * outside, as their latency is not the step's.
+ */
+export async function trainWith(comm: Comm, entry: string, spec: BucketSpec, build: ModelBuilder, batch: BatchFn, key?: string): Promise<Trajectory> {
+  const Bucketed = await loadExport<BucketedClass>(entry, 'BucketedDataParallel');
+  const model = build(spec, comm.rank);
+  const params = namedUniqueParameters(model).map(([, p]) => p);
+  const sgd = new optim.SGD(params, { lr: spec.lr });
+  const labels = key === undefined ? undefined : regionLabels(key);
+  if (labels) {
+    const { x, y } = batch(spec, 0, comm.rank);
+    profile.region(labels.reference, () => nn.crossEntropy(model.forward(x), y).backward());
+    sgd.zeroGrad();
+  }
+  const ddp = await Bucketed.create(comm, model, { bucketBytes: spec.bucketBytes });
+  const out: Trajectory = [];
+  for (let s = 0; s < spec.steps; s++) {
+    comm.isend(comm.rank, zeros([0]), { tag: FENCE_TAG + s });
+    await comm.recv(comm.rank, { tag: FENCE_TAG + s });
+    // Start the step together: the broadcast leaves rank 0 hundreds of µs ahead of
+    // the ranks that receive, and a timed step would count that as waiting.
+    if (labels) await comm.barrier();
+    const { x, y } = batch(spec, s, comm.rank);
+    sgd.zeroGrad();
+    const step = async () => {
+      nn.crossEntropy(ddp.forward(x), y).backward();
+      await ddp.finishGradientSynchronization();
+    };
+    await (labels ? profile.region(labels.step, step) : step());
+    sgd.step();
+    out.push(snapshot(params));
+  }
+  return out;
+}

@@ -1,0 +1,153 @@
+/**
+ * The ex15 checks' loss surfaces, training runs and reference maths, made
+ * from a seed at grade time. A run's loss is the surface's loss times
+ * exp(σ·ε), ε standard normal, σ = NOISE_SIGMA: the seed-to-seed spread of a
+ * final loss is a fraction of the loss. The tolerances of the checks are
+ * derived from that noise: the least-squares fit on log L has covariance
+ * σ²·(JᵀJ)⁻¹ (J the Jacobian of log L with respect to E, A, B, α, β at the
+ * true surface, for the runs drawn), and a fitted value passes within
+ * Z_TOLERANCE standard errors of the truth, computed for the very runs the
+ * submission is given.
+ */
+import { Generator } from '@dtlab/tensor';
+
+/** A loss surface L(N, D) = E + A / N^alpha + B / D^beta. */
+export interface ScalingLaw {
+  E: number;
+  A: number;
+  B: number;
+  alpha: number;
+  beta: number;
+}
+
+/** One small training run. */
+export interface Run {
+  params: number;
+  tokens: number;
+  loss: number;
+}
+
+/** Hoffmann et al. (2022), approach 3: the public surface. */
+export const CHINCHILLA: ScalingLaw = { E: 1.69, A: 406.4, B: 410.7, alpha: 0.34, beta: 0.28 };
+
+/** The relative noise of a run's loss: 0.5%. */
+export const NOISE_SIGMA = 0.005;
+
+/** How many standard errors a fitted value may be from the truth: a right fit misses by more with probability below 1e-6. */
+export const Z_TOLERANCE = 5;
+
+/** The runs each fit gets: 64, N from 10^7 to 3·10^9 parameters, D from 10^9 to 3·10^11 tokens (log-uniform). */
+export const RUN_COUNT = 64;
+export const RUN_PARAMS: [number, number] = [1e7, 3e9];
+export const RUN_TOKENS: [number, number] = [1e9, 3e11];
+
+/** The law's loss at (N, D). */
+export function lawLoss(law: ScalingLaw, params: number, tokens: number): number {
+  return law.E + law.A / params ** law.alpha + law.B / tokens ** law.beta;
+}
+
+const logUniform = (gen: Generator, [lo, hi]: [number, number]) => lo * (hi / lo) ** gen.uniform();
+
+/** The training runs of one fit, drawn from `law` with the seed's noise. */
+export function drawRuns(seed: number, law: ScalingLaw, count = RUN_COUNT): Run[] {
+  const gen = new Generator(seed);
+  return Array.from({ length: count }, () => {
+    const params = Math.round(logUniform(gen, RUN_PARAMS));
+    const tokens = Math.round(logUniform(gen, RUN_TOKENS));
+    return { params, tokens, loss: lawLoss(law, params, tokens) * Math.exp(NOISE_SIGMA * gen.normal()) };
+  });
+}
+
+/**
+ * A hidden surface: E in [1.5, 2.2], A and B in [200, 1000], α in [0.25, 0.45], β in [0.2, 0.4],
+ * drawn again until it is one a lab could meet and the runs pin down: between 5 and 500 tokens per
+ * parameter at the optimum of every budget from 10^20 to 10^23 FLOPs, and standard errors of the
+ * fitted α and β (for `runs` of the surface, see fitCovariance) below 0.02.
+ */
+export function drawLaw(seed: number, runSeed: number): ScalingLaw {
+  const gen = new Generator(seed);
+  const between = (lo: number, hi: number) => Number((lo + (hi - lo) * gen.uniform()).toPrecision(4));
+  // About one draw in five is kept; the bound only stops a loop that cannot end.
+  for (let tries = 0; tries < 10_000; tries++) {
+    const law = { E: between(1.5, 2.2), A: between(200, 1000), B: between(200, 1000), alpha: between(0.25, 0.45), beta: between(0.2, 0.4) };
+    const ratios = [1e20, 1e23].map((c) => optimum(law, c)).map((o) => o.tokens / o.params);
+    if (ratios.some((r) => r < 5 || r > 500)) continue;
+    const se = exponentErrors(fitCovariance(law, drawRuns(runSeed, law)));
+    if (se.alpha < 0.02 && se.beta < 0.02) return law;
+  }
+  throw new Error(`drawLaw(${seed}): no surface in 10000 draws met the conditions; the ranges in drawLaw are inconsistent`);
+}
+
+/** A budget in FLOPs, log-uniform in [10^20, 10^23]. */
+export function drawBudget(gen: Generator): number {
+  return Number((10 ** (20 + 3 * gen.uniform())).toPrecision(3));
+}
+
+/** The compute-optimal N and D of `law` for `flops`, in closed form (the README's formula). */
+export function optimum(law: ScalingLaw, flops: number): { params: number; tokens: number } {
+  const { A, B, alpha, beta } = law;
+  const g = ((alpha * A) / (beta * B)) ** (1 / (alpha + beta));
+  const params = g * (flops / 6) ** (beta / (alpha + beta));
+  return { params, tokens: flops / (6 * params) };
+}
+
+/** Inverts a small symmetric positive definite matrix (Gauss-Jordan with partial pivoting). */
+function invert(m: number[][]): number[][] {
+  const k = m.length;
+  const a = m.map((row, i) => [...row, ...Array.from({ length: k }, (_, j) => (i === j ? 1 : 0))]);
+  for (let c = 0; c < k; c++) {
+    let p = c;
+    for (let r = c + 1; r < k; r++) if (Math.abs(a[r]![c]!) > Math.abs(a[p]![c]!)) p = r;
+    [a[c], a[p]] = [a[p]!, a[c]!];
+    const d = a[c]![c]!;
+    for (let j = 0; j < 2 * k; j++) a[c]![j]! /= d;
+    for (let r = 0; r < k; r++) {
+      if (r === c) continue;
+      const f = a[r]![c]!;
+      for (let j = 0; j < 2 * k; j++) a[r]![j]! -= f * a[c]![j]!;
+    }
+  }
+  return a.map((row) => row.slice(k));
+}
+
+/** Parameter order of the covariance: E, A, B, α, β. */
+const toTheta = (l: ScalingLaw) => [l.E, l.A, l.B, l.alpha, l.beta];
+const fromTheta = (t: number[]): ScalingLaw => ({ E: t[0]!, A: t[1]!, B: t[2]!, alpha: t[3]!, beta: t[4]! });
+
+/** σ²·(JᵀJ)⁻¹: the covariance of the least-squares fit on log L for these runs' (N, D), at the true law. */
+export function fitCovariance(law: ScalingLaw, runs: Run[]): number[][] {
+  const jtj = Array.from({ length: 5 }, () => new Array<number>(5).fill(0));
+  for (const r of runs) {
+    const pn = r.params ** -law.alpha;
+    const pd = r.tokens ** -law.beta;
+    const f = lawLoss(law, r.params, r.tokens);
+    const g = [1 / f, pn / f, pd / f, (-law.A * pn * Math.log(r.params)) / f, (-law.B * pd * Math.log(r.tokens)) / f];
+    for (let i = 0; i < 5; i++) for (let j = 0; j < 5; j++) jtj[i]![j]! += g[i]! * g[j]!;
+  }
+  return invert(jtj).map((row) => row.map((x) => NOISE_SIGMA ** 2 * x));
+}
+
+/** The standard errors of the fitted α and β. */
+export function exponentErrors(cov: number[][]): { alpha: number; beta: number } {
+  return { alpha: Math.sqrt(cov[3]![3]!), beta: Math.sqrt(cov[4]![4]!) };
+}
+
+/**
+ * The standard error of ln N_opt(θ̂, C) for a fitted law (the delta method:
+ * the gradient of ln N_opt with respect to θ, by central differences, with
+ * the covariance). ln D_opt = ln(C/6) - ln N_opt has the same error.
+ */
+export function logParamsError(law: ScalingLaw, cov: number[][], flops: number): number {
+  const theta = toTheta(law);
+  const grad = theta.map((t, i) => {
+    const h = Math.abs(t) * 1e-6;
+    const up = [...theta];
+    const down = [...theta];
+    up[i] = t + h;
+    down[i] = t - h;
+    return (Math.log(optimum(fromTheta(up), flops).params) - Math.log(optimum(fromTheta(down), flops).params)) / (2 * h);
+  });
+  let v = 0;
+  for (let i = 0; i < 5; i++) for (let j = 0; j < 5; j++) v += grad[i]! * cov[i]![j]! * grad[j]!;
+  return Math.sqrt(v);
+}
