@@ -91,7 +91,10 @@ export function makeTarget(curve: readonly Prediction[], seed: number, kind: Sca
       return i + 1 < curve.length && p.efficiency >= below * (1 + TARGET_GAP) ? [{ p, below }] : [];
     });
     if (!ok.length) return null;
-    const { p, below } = ok[g.int(ok.length)]!;
+    // A floor that one rank alone meets says little: prefer one that more ranks meet.
+    const more = ok.filter(({ p }) => p.ranks > 1);
+    const from = more.length ? more : ok;
+    const { p, below } = from[g.int(from.length)]!;
     return { target: { kind: 'efficiency', minEfficiency: Math.round(Math.sqrt(p.efficiency * below) * 10000) / 10000 }, ranks: p.ranks };
   };
   const found = kind === 'epoch-time' ? (epoch() ?? efficiency()) : (efficiency() ?? epoch());

@@ -55,7 +55,7 @@ export async function measureJob(comm: Comm, spec: JobSpec, steps: number): Prom
   return { launchUs, endUs: comm.virtualTimeUs };
 }
 
-/** One worker as the checker measures it: each step's parts run alone, then a training loop of a fresh job. */
+/** One worker as the checker measures it: each step's parts run alone, then a training loop on the same job. */
 export interface OneWorker {
   inputUs: number[];
   deviceUs: number[];
@@ -65,10 +65,12 @@ export interface OneWorker {
 /**
  * One worker's parts, measured by the checker: each of `steps` steps loaded
  * and then run to completion alone (synchronised), so that the input time and
- * the device time of each are separate; then `loopSteps` steps of a fresh
- * job in a training loop (measureJob). The reference profile.
+ * the device time of each are separate; then three steps of a training loop
+ * on the same job, past its warm-up by then, whose last two launches are a
+ * steady step apart. The reference profile; the device's memory peak of
+ * this launch is the reference memory baseline.
  */
-export async function measureOneWorker(comm: Comm, spec: JobSpec, steps: number, loopSteps: number): Promise<OneWorker> {
+export async function measureOneWorker(comm: Comm, spec: JobSpec, steps: number): Promise<OneWorker> {
   const job = new DeviceTrainingJob(spec);
   const inputUs: number[] = [];
   const deviceUs: number[] = [];
@@ -81,5 +83,11 @@ export async function measureOneWorker(comm: Comm, spec: JobSpec, steps: number,
     inputUs.push(t1 - t0);
     deviceUs.push(comm.virtualTimeUs - t1);
   }
-  return { inputUs, deviceUs, loop: await measureJob(comm, spec, loopSteps) };
+  const launchUs: number[] = [];
+  for (let s = 0; s < 3; s++) {
+    await job.step(comm);
+    launchUs.push(comm.virtualTimeUs);
+  }
+  await job.synchronize(comm);
+  return { inputUs, deviceUs, loop: { launchUs, endUs: comm.virtualTimeUs } };
 }
