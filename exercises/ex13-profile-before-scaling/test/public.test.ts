@@ -31,7 +31,7 @@ async function deviceFigures(spec: JobSpec, ranks: number): Promise<{ inputUs: n
     const job = new DeviceTrainingJob(spec);
     let inputUs = 0;
     let deviceUs = 0;
-    // Six steps: the last is past the warm-up of any of these jobs (at most four steps).
+    // Six steps: the last is past the warm-up of any of these jobs (at most three steps).
     for (let s = 0; s < 6; s++) {
       const t0 = comm.virtualTimeUs;
       const batch = await job.loadBatch(comm);

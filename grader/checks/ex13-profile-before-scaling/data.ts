@@ -29,7 +29,7 @@ const EPOCH_BATCHES = 840;
 export function makeJob(kind: Bottleneck, seed: number, maxRanks: number): JobSpec {
   const g = new Generator(seed);
   const pick = <T>(xs: readonly T[]): T => xs[g.int(xs.length)]!;
-  const warm = { warmupSteps: 2 + g.int(3), firstStepUs: 3000 + 500 * g.int(7), firstInputUs: 2000 + 500 * g.int(5), maxRanks, seed: g.int(1 << 30) };
+  const warm = { warmupSteps: 2 + g.int(2), firstStepUs: 3000 + 500 * g.int(7), firstInputUs: 2000 + 500 * g.int(5), maxRanks, seed: g.int(1 << 30) };
   const job = (name: string, sizes: number[], batchPerRank: number, inputUs: number, elementwiseRounds = 0): JobSpec => ({
     name: `${name} ${sizes.join('-')}, batch ${batchPerRank} per rank`,
     sizes,
@@ -54,7 +54,7 @@ export function makeJob(kind: Bottleneck, seed: number, maxRanks: number): JobSp
     case 'communication':
       return job('communication-bound', [32, pick([56, 64]), 64, 8], 1, 20 + 5 * g.int(4));
     case 'memory':
-      return job('memory-bound', [16, pick([16, 24]), 24, 8], pick([24, 32]), 60 + 10 * g.int(4), 4 + g.int(3));
+      return job('memory-bound', [16, pick([16, 24]), 24, 8], pick([16, 24]), 60 + 10 * g.int(4), 3 + g.int(3));
   }
 }
 
