@@ -1,32 +1,29 @@
 /**
- * Hidden checks of ex13-profile-before-scaling. They hold no answers: every input comes from
- * the grading seed (recorded in the rubric), and checkSums computes the
- * expected sums here, at grade time, from the same seeded inputs the ranks
- * build. The trace check reads the fabric's record of every message, which
- * student code cannot forge.
+ * Hidden checks of ex13-profile-before-scaling. They hold no answers: each
+ * job is drawn from the grading seed (recorded in the rubric), the checker
+ * measures one worker with its own rank program, computes the right plan
+ * for each target from that with the reference model, and measures the
+ * speedup of the ranks the submission chose on the device (the public
+ * checks' expectBaseline and expectPlans). The jobs are bound by input, by
+ * communication and by memory bandwidth, with up to 6 ranks.
  */
 import type { CheckFn } from '@dtlab/grader';
-import { checkSums, runSums } from '../../checks/ex13-profile-before-scaling/checks.ts';
+import { expectBaseline, expectPlans, planning } from '../../checks/ex13-profile-before-scaling/checks.ts';
+
+/** The most ranks of the hidden jobs. */
+const MAX_RANKS = 6;
 
 export const checks: Record<string, CheckFn> = {
-  'world-sizes': async (ctx) => {
-    for (const worldSize of ctx.manifest.worldSizes) await checkSums(ctx, worldSize, [0, 1, 7, 100], ctx.seedFor('sizes', worldSize));
-    ctx.note(`world sizes ${ctx.manifest.worldSizes.join(', ')}, lengths 0, 1, 7 and 100: every rank holds the exact sum`);
+  'plan-input-bound': async (ctx) => {
+    await expectPlans(ctx, await planning(ctx, 'input', MAX_RANKS));
   },
-  'ring-neighbours': async (ctx) => {
-    for (const worldSize of ctx.manifest.worldSizes) {
-      const { trace } = await runSums(ctx, worldSize, [5], ctx.seedFor('trace', worldSize));
-      const wrong = trace.find((e) => e.dst !== (e.src + 1) % worldSize);
-      if (wrong) {
-        ctx.fail(`with ${worldSize} ranks, rank ${wrong.src} sent a message to rank ${wrong.dst}: a rank may send only to the next rank, (r + 1) mod ${worldSize}`, {
-          rank: wrong.src,
-          index: null,
-          expected: `to rank ${(wrong.src + 1) % worldSize}`,
-          actual: `to rank ${wrong.dst}`,
-          label: 'destination of a message',
-        });
-      }
-    }
-    ctx.note(`world sizes ${ctx.manifest.worldSizes.join(', ')}: every message went from rank r to rank (r + 1) mod N`);
+  'plan-communication-bound': async (ctx) => {
+    await expectPlans(ctx, await planning(ctx, 'communication', MAX_RANKS));
+  },
+  'plan-memory-bound': async (ctx) => {
+    await expectPlans(ctx, await planning(ctx, 'memory', MAX_RANKS));
+  },
+  baselines: async (ctx) => {
+    for (const kind of ['input', 'communication', 'memory'] as const) expectBaseline(ctx, await planning(ctx, kind, MAX_RANKS));
   },
 };
