@@ -5,6 +5,7 @@
  * token.
  */
 import { choice, distinctMisconceptions, formatNumber, numeric, sig, type Rng } from '../../../src/authoring.ts';
+import { sci } from './numbers.ts';
 
 /** The baseline is the steady state, after warm-up: not the mean of every step, not the first. */
 export const steadyStateBaseline = choice({
@@ -109,10 +110,10 @@ export const mfuFromThroughput = numeric({
     const answer = 100 * mfu;
     const tolerance = { relative: 0.01 };
     return {
-      prompt: `A dense transformer of ${formatNumber(params / 1e9)} B parameters trains on ${devices} GPUs, each an ${peak.name}, at ${formatNumber(tokensPerSecond)} tokens per second in all. Counting 6 FLOPs per parameter per token and ignoring attention's own FLOPs, what is its model FLOPs utilisation, in %?`,
+      prompt: `A dense transformer of ${formatNumber(params / 1e9)} B parameters trains on ${devices} GPUs, each an ${peak.name}, at ${sci(tokensPerSecond)} tokens per second in all. Counting 6 FLOPs per parameter per token and ignoring attention's own FLOPs, what is its model FLOPs utilisation, in %?`,
       answer,
       format: { unit: null, tolerance, countWords: ['%', 'percent'] },
-      explanation: `MFU = 6·N·tokens/s / (devices·peak) = 6·${formatNumber(params / 1e9)}e9·${formatNumber(tokensPerSecond)} / (${devices}·${formatNumber(peak.flops / 1e12)}e12) = ${formatNumber(sig(answer, 4))}%. 2N FLOPs per token are the forward pass, 4N the backward (gradients of activations and of weights).`,
+      explanation: `MFU = 6·N·tokens/s / (devices·peak) = 6·${sci(params)}·${sci(tokensPerSecond)} / (${devices}·${sci(peak.flops)}) = ${formatNumber(sig(answer, 4))}%. 2N FLOPs per token are the forward pass, 4N the backward (gradients of activations and of weights).`,
       misconceptions: distinctMisconceptions(answer, tolerance, [
         { value: answer / 3, why: 'That counts 2N FLOPs per token, the forward pass alone; training also runs backward, twice the forward: 6N.' },
         { value: (answer * 8) / 6, why: 'That counts 8N, with a recomputed forward pass: that is hardware FLOPs utilisation. MFU counts only what the model needs, 6N.' },
@@ -143,7 +144,7 @@ export const trainingDays = numeric({
       prompt: `How many days does it take to train a ${formatNumber(model.params / 1e9)} B-parameter dense transformer on ${formatNumber(model.tokens / 1e9)} B tokens, on ${devices} GPUs of the kind ${peak.name}, at ${mfuPct}% MFU? (C ≈ 6ND; one day is 86,400 s.)`,
       answer,
       format: { unit: null, tolerance, countWords: ['days'] },
-      explanation: `C = 6·N·D = ${formatNumber(sig(6 * model.params * model.tokens, 4))} FLOPs. The job sustains ${devices}·${formatNumber(peak.flops / 1e12)}e12·${mfuPct / 100} = ${formatNumber(sig(devices * peak.flops * (mfuPct / 100), 4))} FLOP/s, so it takes ${formatNumber(sig(seconds, 4))} s, ${formatNumber(sig(answer, 4))} days.`,
+      explanation: `C = 6·N·D = ${sci(6 * model.params * model.tokens, 4)} FLOPs. The job sustains ${devices}·${sci(peak.flops)}·${mfuPct / 100} = ${sci(devices * peak.flops * (mfuPct / 100), 4)} FLOP/s, so it takes ${sci(seconds, 4)} s, ${formatNumber(sig(answer, 4))} days.`,
       misconceptions: distinctMisconceptions(answer, tolerance, [
         { value: answer / 3, why: 'That counts 2ND, the forward pass only; training runs backward too: 6ND.' },
         { value: (answer * mfuPct) / 100, why: 'That runs the GPUs at their peak; they sustain only the MFU\'s share of it.' },
@@ -159,7 +160,7 @@ export const mfuVersusHfu = choice({
   topic: 'MFU against hardware FLOPs utilisation',
   generate(rng: Rng) {
     const before = rng.pick([40, 44, 48]);
-    const slower = rng.pick([10, 15, 20, 25]);
+    const slower = rng.pick([10, 15, 20]); // not 25: then 8/6 of the new MFU is the old one, and two options would show the same number
     const after = (before * (100 - slower)) / 100;
     const hfu = (after * 8) / 6;
     return {

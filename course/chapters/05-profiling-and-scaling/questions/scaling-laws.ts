@@ -5,6 +5,7 @@
  * power law's exponent in log space.
  */
 import { choice, distinctMisconceptions, formatNumber, numeric, sig, type Rng } from '../../../src/authoring.ts';
+import { sci } from './numbers.ts';
 
 /** A fitted loss surface L(N, D) = E + A/N^α + B/D^β. */
 export interface LossLaw {
@@ -52,14 +53,16 @@ export const tokensFromBudget = numeric({
   topic: 'tokens a compute budget buys, C ≈ 6ND',
   generate(rng: Rng) {
     const c = rng.pick([1e20, 3e20, 1e21, 3e21, 1e22, 1e23]);
-    const params = rng.pick([0.125, 0.35, 1.3, 2.7, 6.7, 13]) * 1e9;
+    // A model the budget can train on at least a few tokens per parameter, and not absurdly many.
+    const sizes = [0.125, 0.35, 1.3, 2.7, 6.7, 13, 30, 70].map((b) => b * 1e9).filter((n) => c / (6 * n * n) >= 5 && c / (6 * n * n) <= 1000);
+    const params = rng.pick(sizes);
     const answer = c / (6 * params) / 1e9;
     const tolerance = { relative: 0.01 };
     return {
-      prompt: `A budget of C = ${formatNumber(c)} FLOPs trains a dense transformer of ${formatNumber(params / 1e9)} B parameters. With C ≈ 6ND, how many tokens can it train on? Answer in billions of tokens.`,
+      prompt: `A budget of C = ${sci(c)} FLOPs trains a dense transformer of ${formatNumber(params / 1e9)} B parameters. With C ≈ 6ND, how many tokens can it train on? Answer in billions of tokens.`,
       answer,
       format: { unit: null, tolerance, countWords: ['billion', 'billion tokens'] },
-      explanation: `D = C/(6N) = ${formatNumber(c)}/(6·${formatNumber(params)}) = ${formatNumber(sig(answer * 1e9, 4))} tokens, ${formatNumber(sig(answer, 4))} billion: ${formatNumber(sig((answer * 1e9) / params, 3))} tokens per parameter. 6 FLOPs per parameter per token: 2 forward, 4 backward.`,
+      explanation: `D = C/(6N) = ${sci(c)}/(6·${sci(params)}) = ${sci(answer * 1e9, 4)} tokens, ${formatNumber(sig(answer, 4))} billion: ${formatNumber(sig((answer * 1e9) / params, 3))} tokens per parameter. 6 FLOPs per parameter per token: 2 forward, 4 backward.`,
       misconceptions: distinctMisconceptions(answer, tolerance, [
         { value: c / (2 * params) / 1e9, why: 'That counts 2N FLOPs per token, the forward pass only; training also runs backward, which costs twice the forward.' },
         { value: (20 * params) / 1e9, why: 'That is 20 tokens per parameter, which ignores the budget: C = 6ND fixes D once N is chosen.' },
@@ -82,10 +85,10 @@ export const computeOptimalSize = numeric({
     const answer = n / 1e9;
     const tolerance = { relative: 0.02 };
     return {
-      prompt: `A loss surface L(N, D) = E + A/N^α + B/D^β, ${name}: ${lawText(law)}. For a budget C = ${formatNumber(c)} FLOPs with C ≈ 6ND, which model size N minimises the predicted loss? Answer in billions of parameters.`,
+      prompt: `A loss surface L(N, D) = E + A/N^α + B/D^β, ${name}: ${lawText(law)}. For a budget C = ${sci(c)} FLOPs with C ≈ 6ND, which model size N minimises the predicted loss? Answer in billions of parameters.`,
       answer,
       format: { unit: null, tolerance, countWords: ['billion', 'B'] },
-      explanation: `On 6ND = C the loss is least where αA/N^α = βB/D^β, which gives N = G·(C/6)^(β/(α+β)) with G = (αA/(βB))^(1/(α+β)) = ${formatNumber(sig(g, 4))} and β/(α+β) = ${formatNumber(sig(a, 4))}: N = ${formatNumber(sig(n, 4))}, ${formatNumber(sig(answer, 4))} billion, trained on D = C/(6N) = ${formatNumber(sig(c / 6 / n, 4))} tokens (${formatNumber(sig(c / 6 / n / n, 3))} per parameter).`,
+      explanation: `On 6ND = C the loss is least where αA/N^α = βB/D^β, which gives N = G·(C/6)^(β/(α+β)) with G = (αA/(βB))^(1/(α+β)) = ${formatNumber(sig(g, 4))} and β/(α+β) = ${formatNumber(sig(a, 4))}: N = ${sci(n, 4)}, ${formatNumber(sig(answer, 4))} billion, trained on D = C/(6N) = ${sci(c / 6 / n, 4)} tokens (${formatNumber(sig(c / 6 / n / n, 3))} per parameter).`,
       misconceptions: distinctMisconceptions(answer, tolerance, [
         { value: Math.sqrt(c / 120) / 1e9, why: 'That is 20 tokens per parameter (C = 6N·20N). The ratio at the optimum comes from the fitted law, and differs from 20 with its exponents.' },
         { value: (g * c ** a) / 1e9, why: 'That uses C for N·D; with C ≈ 6ND, N·D = C/6.' },
@@ -106,10 +109,10 @@ export const tokensPerParameter = numeric({
     const answer = d / n;
     const tolerance = { relative: 0.02 };
     return {
-      prompt: `With Hoffmann et al.'s approach-3 fit (${lawText(law)}) and C ≈ 6ND, how many training tokens per parameter does the compute-optimal model use at a budget of C = ${formatNumber(c)} FLOPs?`,
+      prompt: `With Hoffmann et al.'s approach-3 fit (${lawText(law)}) and C ≈ 6ND, how many training tokens per parameter does the compute-optimal model use at a budget of C = ${sci(c)} FLOPs?`,
       answer,
       format: { unit: null, tolerance, countWords: ['tokens', 'tokens per parameter'] },
-      explanation: `N_opt = ${formatNumber(sig(n, 4))} and D_opt = C/(6·N_opt) = ${formatNumber(sig(d, 4))}, so D/N = (C/6)^((α-β)/(α+β))/G² = ${formatNumber(sig(answer, 4))}. Because α > β the ratio grows with the budget, as C^${formatNumber(sig((law.alpha - law.beta) / (law.alpha + law.beta), 3))}: 20 tokens per parameter is a rule of thumb from Hoffmann et al.'s other two approaches, not what these constants say.`,
+      explanation: `N_opt = ${sci(n, 4)} and D_opt = C/(6·N_opt) = ${sci(d, 4)}, so D/N = (C/6)^((α-β)/(α+β))/G² = ${formatNumber(sig(answer, 4))}. Because α > β the ratio grows with the budget, as C^${formatNumber(sig((law.alpha - law.beta) / (law.alpha + law.beta), 3))}: 20 tokens per parameter is a rule of thumb from Hoffmann et al.'s other two approaches, not what these constants say.`,
       misconceptions: distinctMisconceptions(answer, tolerance, [
         { value: 20, why: 'Twenty is the rule of thumb from approaches 1 and 2, near Chinchilla\'s own budget; these constants imply another ratio, which changes with C.' },
         { value: n / d, why: 'That is parameters per token, N/D, the ratio upside down.' },
@@ -135,7 +138,7 @@ export const exponentFromTwoRuns = numeric({
     const answer = Math.log((l1 - e) / (l2 - e)) / Math.log(k);
     const tolerance = { relative: 0.02 };
     return {
-      prompt: `Two models trained on far more data than they can use (so the data term is negligible) reach losses L = ${l1} at N = ${formatNumber(n1)} parameters and L = ${l2} at N = ${formatNumber(n2)}. The irreducible loss is known, E = ${e}, and L(N) = E + A/N^α. What is α?`,
+      prompt: `Two models trained on far more data than they can use (so the data term is negligible) reach losses L = ${l1} at N = ${sci(n1)} parameters and L = ${l2} at N = ${sci(n2)}. The irreducible loss is known, E = ${e}, and L(N) = E + A/N^α. What is α?`,
       answer,
       format: { unit: null, tolerance },
       explanation: `log(L - E) = log A - α·log N is a straight line: α = ln((${l1} - ${e})/(${l2} - ${e})) / ln(${k}) = ln(${formatNumber(sig((l1 - e) / (l2 - e), 5))}) / ${formatNumber(sig(Math.log(k), 5))} = ${formatNumber(sig(answer, 4))}. Any log base gives the same α, as long as both logs use it.`,
@@ -158,7 +161,7 @@ export const twentyTokensRule = choice({
     const { n, d } = computeOptimal(law, c);
     const ruleN = Math.sqrt(c / 120);
     return {
-      prompt: `A team fits L = E + A/N^α + B/D^β to its small runs and gets Hoffmann et al.'s approach-3 constants (α = ${law.alpha}, β = ${law.beta}). For C = ${formatNumber(c)} FLOPs, one engineer proposes "20 tokens per parameter": N = √(C/120) ≈ ${formatNumber(sig(ruleN / 1e9, 3))} B parameters. What is wrong with that?`,
+      prompt: `A team fits L = E + A/N^α + B/D^β to its small runs and gets Hoffmann et al.'s approach-3 constants (α = ${law.alpha}, β = ${law.beta}). For C = ${sci(c)} FLOPs, one engineer proposes "20 tokens per parameter": N = √(C/120) ≈ ${formatNumber(sig(ruleN / 1e9, 3))} B parameters. What is wrong with that?`,
       correct: { text: `the tokens per parameter come from the fitted law: at this budget it puts the optimum near ${formatNumber(sig(n / 1e9, 3))} B parameters and ${formatNumber(sig(d / n, 2))} tokens per parameter, so the rule's model is too large`, why: `Minimising the law on 6ND = C gives D/N = (C/6)^((α-β)/(α+β))/G², which depends on the exponents and grows with C when α > β. 20 is what Hoffmann et al.'s other approaches found near Chinchilla's budget.` },
       distractors: [
         { text: 'nothing: C ≈ 6ND fixes the ratio D/N at 20 for every budget', why: 'The budget fixes only the product N·D. How to split it between N and D is what the fitted law decides.' },
@@ -178,7 +181,7 @@ export const fitInLogSpace = choice({
     const from = rng.pick([1e6, 1e7, 3e7]);
     const span = rng.pick([100, 300, 1000]);
     return {
-      prompt: `You have the final losses of small runs from N = ${formatNumber(from)} to ${formatNumber(from * span)} parameters and fit L(N) = E + A/N^α. Why fit it by least squares on log(L - E) against log N rather than on L against N?`,
+      prompt: `You have the final losses of small runs from N = ${sci(from)} to ${sci(from * span)} parameters and fit L(N) = E + A/N^α. Why fit it by least squares on log(L - E) against log N rather than on L against N?`,
       correct: { text: 'on log-log axes the power law is a straight line and each point counts by its relative error; in linear space the few largest losses, of the smallest models, decide the fit', why: `Over a ${span}-fold range of N the reducible losses differ by more than an order of magnitude: a least-squares fit in linear space matches the small models' large losses and barely sees the large models, which are what the extrapolation is about.` },
       distractors: [
         { text: 'it makes no difference: least squares finds the same A and α in either space', why: 'Least squares minimises a different sum in each space: absolute errors in one, relative errors in the other. With noisy losses the two fits differ, and the exponent most.' },
@@ -198,7 +201,7 @@ export const kaplanVersusChinchilla = choice({
     const c = rng.pick([1e22, 1e23, 1e24]);
     const ratio = (c / 1e21) ** (0.73 - 0.5);
     return {
-      prompt: `Kaplan et al. (2020) found the compute-optimal model size growing as C^0.73; Hoffmann et al. (2022) found about C^0.5. Scaled from the same model at 10^21 FLOPs, Kaplan's rule puts the model at C = ${formatNumber(c)} about ${formatNumber(sig(ratio, 2))} times larger than Hoffmann's. What do Hoffmann et al. give as the main reason for the difference?`,
+      prompt: `Kaplan et al. (2020) found the compute-optimal model size growing as C^0.73; Hoffmann et al. (2022) found about C^0.5. Starting from the same model size at 10^21 FLOPs, Kaplan's exponent gives a model about ${formatNumber(sig(ratio, 2))} times larger than Hoffmann's at C = ${sci(c)}. What do Hoffmann et al. give as the main reason for the difference?`,
       correct: { text: 'Kaplan et al. used one learning-rate schedule length for all runs, so runs stopped short of it were under-trained; Hoffmann et al. matched each schedule to its run\'s tokens', why: 'Losses measured before the schedule had decayed overstate what fewer tokens give, which makes data look less useful and larger models look better. Counting parameters differently (Kaplan leaves out embeddings) and small scales also contributed.' },
       distractors: [
         { text: 'Kaplan et al. counted 2ND training FLOPs instead of 6ND', why: 'Both count about 6N FLOPs per training token; a constant factor in C would not change an exponent anyway.' },
