@@ -8,12 +8,13 @@
  * took during one step's backward pass.
  */
 import { chunkBounds } from '@dtlab/tensor';
-import type { LaunchResult, MemoryMark, RankStats } from '@dtlab/runtime';
+import type { LaunchResult, MemoryMark, RankStats, TraceEvent } from '@dtlab/runtime';
 import { programPath, type CheckContext, type CheckFn, type ValueShape } from '@dtlab/grader';
 import { expectParity, type ParamLayout } from '../ex03-zero-sharding/checks.ts';
 import type { StepsResult } from '../ex03-zero-sharding/programs.ts';
 import { BYTES_PER_ELEMENT, CHECK_OPTIONS, largestParam, paramCount, paramLayout, singleProcessTraining, type Experiment } from './data.ts';
-import { MARKS, type Measure } from './programs.ts';
+import { FENCES, MARKS, type Measure } from './programs.ts';
+import { fenceTags, splitPhases } from './fences.ts';
 
 const ENTRY = 'src/zero2-adamw.ts';
 const training = { module: programPath(import.meta.url, './programs.ts'), export: 'zero2Training' };
@@ -58,7 +59,18 @@ export interface TrainingRun {
   e: Experiment;
   outputs: StepsResult[];
   stats: RankStats[];
+  trace: TraceEvent[];
   device?: LaunchResult['device'];
+}
+
+/**
+ * Where a memory run measures: step `step` (from 0) of experiment `e`, with
+ * the check's secret mark key and fence tags derived from it for this
+ * launch (the experiment's seed tells the launches of one check apart).
+ */
+export function measureFor(ctx: CheckContext, e: Experiment, step: number): Measure {
+  const key = ctx.markKey();
+  return { step, key, fences: fenceTags(key, e.seed, Object.keys(FENCES).length) };
 }
 
 /** Trains `e` on `worldSize` ranks; with `measure`, on the course's virtual device with the check's marks. */
@@ -70,7 +82,7 @@ export async function runTraining(ctx: CheckContext, e: Experiment, worldSize: n
     returns: STEPS_RESULT,
     ...(measure ? { device: 'course' as const, markKey: measure.key, freshWorkers: true } : {}),
   });
-  return { e, outputs: r.ranks.map((o) => o.value as StepsResult), stats: r.stats, device: r.device };
+  return { e, outputs: r.ranks.map((o) => o.value as StepsResult), stats: r.stats, trace: r.trace, device: r.device };
 }
 
 /** Every rank's parameters after every step must equal single-process AdamW on the combined batch. */
@@ -192,12 +204,92 @@ export function expectGradientMemory(ctx: CheckContext, run: TrainingRun, worldS
   });
 }
 
+/** Bytes all ranks sent each other in the measured step's backward, and from its end to the end of the run. */
+export interface StepTraffic {
+  backward: number;
+  after: number;
+}
+
+/**
+ * The traffic a measured step must show, in bytes (float32), from P, N, the
+ * bucket bound B = ⌈bucketBytes/4⌉ + L (gradientBounds) and the trace cut at
+ * the check's secret fences. Memory alone cannot show that the buckets are
+ * reduced as backward runs: a submission can keep the whole gradient in a
+ * plain JS array, which the device's meter does not see. The traffic can:
+ *
+ * - during the backward, all ranks together send each other at least
+ *   4·(N-1)·(P - B): every bucket but the last (which holds at most B
+ *   elements) must be reduced by then, and a reduction of n elements needs
+ *   at least (N-1)·n sent, since each of the N-1 ranks that do not own an
+ *   element must pass its contribution on. Self-sends carry nothing to
+ *   anyone and do not count. The reference reduces every bucket within the
+ *   backward (4·(N-1)·P): a margin of 4·(N-1)·B.
+ * - from the end of the backward on, all ranks together send at most
+ *   4·(N-1)·(P + 2·(B + N)): the all-gather of the updated shards ((N-1)·P
+ *   for a ring or a direct all-gather) and the last bucket, even as a ring
+ *   all-reduce (2·(N-1)·N·⌈B/N⌉ at most). The starter's reduction after the
+ *   backward sends 4·(N-1)·P more than the all-gather: above the bound by
+ *   4·(N-1)·(P - 2·(B + N)), at least 4·4·6275 bytes on the checks' runs
+ *   (P = 11533; the largest B is 2624, 8 KiB buckets with N = 5). Traffic sent in the
+ *   backward only to pass the first bound (and the reduction made after it
+ *   all the same) fails this one.
+ */
+export function trafficBounds(e: Experiment, worldSize: number): { backward: number; after: number; parts: string } {
+  const p = paramCount(e);
+  const b = Math.ceil(e.bucketBytes / BYTES_PER_ELEMENT) + largestParam(e);
+  const n = worldSize - 1;
+  return {
+    backward: BYTES_PER_ELEMENT * n * Math.max(0, p - b),
+    after: BYTES_PER_ELEMENT * n * (p + 2 * (b + worldSize)),
+    parts: `P = ${p}, N = ${worldSize}, B = ${b} (bucketBytes/4 + L)`,
+  };
+}
+
+/**
+ * Checks the traffic of a measured step against trafficBounds: enough
+ * reduced during the backward, no more than an all-gather and one bucket
+ * after it. Returns the figures, for notes.
+ */
+export function expectReductionDuringBackward(ctx: CheckContext, run: TrainingRun, worldSize: number, measure: Measure): StepTraffic {
+  const phases = splitPhases(run.trace, worldSize, measure.fences);
+  const when = `step ${measure.step + 1} with ${worldSize} ranks`;
+  if (typeof phases === 'string') {
+    ctx.fail(`${when}: the check's markers around the backward pass did not come through as sent: ${phases}. Send and receive through the Comm as it is, without changing its methods`, { rank: null, index: null, expected: 'the check\'s fences, in order', actual: phases, label: 'fences around the backward' });
+  }
+  // Phase k is what a rank sent between fence k-1 and fence k: phase 1 the backward, phases 2 and 3 the optimizer's step and anything later.
+  const inBackward = phases.map((r) => r.toOthers[FENCES.afterBackward]!);
+  const afterwards = phases.map((r) => r.all.slice(FENCES.afterBackward + 1).reduce((a, x) => a + x, 0));
+  const backward = inBackward.reduce((a, x) => a + x, 0);
+  const after = afterwards.reduce((a, x) => a + x, 0);
+  const bounds = trafficBounds(run.e, worldSize);
+  const perRank = (bytes: number[]) => bytes.map((x, rank) => `rank ${rank} ${x}`).join(', ');
+  if (backward < bounds.backward) {
+    ctx.fail(
+      `in the backward pass of ${when} the ranks sent each other ${backward} bytes of gradients (${perRank(inBackward)}), less than reducing every bucket but the last needs: 4·(N-1)·(P - B) = ${bounds.backward} bytes (${bounds.parts}). The buckets must be reduced while backward is still producing the gradients, not after it: until then each rank holds its whole gradient, wherever it keeps it (pnpm hint ex07)`,
+      { rank: null, index: null, expected: `>= ${bounds.backward}`, actual: backward, label: `bytes of gradients sent during the backward of ${when}` },
+    );
+  }
+  if (after > bounds.after) {
+    ctx.fail(
+      `after the backward pass of ${when} the ranks sent ${after} bytes (${perRank(afterwards)}), more than the all-gather of the updated shards and the last bucket's reduction need: 4·(N-1)·(P + 2·(B + N)) = ${bounds.after} bytes (${bounds.parts}). The gradients were reduced after the backward: every bucket but the last must be reduced while backward runs`,
+      { rank: null, index: null, expected: `<= ${bounds.after}`, actual: after, label: `bytes sent after the backward of ${when}` },
+    );
+  }
+  return { backward, after };
+}
+
 /** A note with the figures of a memory run. */
 export function memoryNote(figures: GradientMemory[], e: Experiment, worldSize: number): string {
   const b = gradientBounds(e, worldSize);
   const most = Math.max(...figures.map((f) => f.between + f.held));
   const peak = Math.max(...figures.map((f) => f.between + f.peak));
   return `N = ${worldSize}: gradients held at most ${most} bytes (bound ${b.held}), peak ${peak} (bound ${b.peak}), against ${BYTES_PER_ELEMENT * paramCount(e)} for the full gradient`;
+}
+
+/** A note with the traffic of a measured step. */
+export function trafficNote(t: StepTraffic, e: Experiment, worldSize: number): string {
+  const b = trafficBounds(e, worldSize);
+  return `bytes sent in the backward ${t.backward} (at least ${b.backward}), after it ${t.after} (at most ${b.after})`;
 }
 
 export const checks: Record<string, CheckFn> = {
@@ -214,8 +306,10 @@ export const checks: Record<string, CheckFn> = {
   'gradient-memory': async (ctx) => {
     const worldSize = 4;
     const e = experiment(ctx, { steps: 2 }, worldSize);
-    const measure = { step: 1, key: ctx.markKey() };
-    const figures = expectGradientMemory(ctx, await runTraining(ctx, e, worldSize, measure), worldSize, measure);
-    ctx.note(memoryNote(figures, e, worldSize));
+    const measure = measureFor(ctx, e, 1);
+    const run = await runTraining(ctx, e, worldSize, measure);
+    const figures = expectGradientMemory(ctx, run, worldSize, measure);
+    const traffic = expectReductionDuringBackward(ctx, run, worldSize, measure);
+    ctx.note(`${memoryNote(figures, e, worldSize)}; ${trafficNote(traffic, e, worldSize)}`);
   },
 };

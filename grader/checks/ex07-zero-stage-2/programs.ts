@@ -14,6 +14,7 @@ import { loadExport } from '@dtlab/grader';
 import { makeModel, miniBatch, optimizerParams, type Experiment } from './data.ts';
 import { expectCheckpointKept, loadableCheckpoint, markChangedSinceSave, saveCheckpoint, type SavedCheckpoint, type StepsResult } from '../ex03-zero-sharding/programs.ts';
 import { fingerprintOf } from '../ex03-zero-sharding/data.ts';
+import { fencer } from './fences.ts';
 
 /** The submission's class, as the rank programs use it. */
 export type Zero2AdamWClass = new (comm: Comm, params: Tensor[], opts: optim.AdamOptions & { bucketBytes?: number }) => {
@@ -25,11 +26,20 @@ export type Zero2AdamWClass = new (comm: Comm, params: Tensor[], opts: optim.Ada
 /** Labels of the marks the memory program makes, in order (the backward's own marks come between the last two). */
 export const MARKS = { base: 'before the optimizer', beforeForward: 'before forward', beforeBackward: 'before backward', inBackward: 'in backward', afterBackward: 'after backward' } as const;
 
-/** Where the memory program measures: the step (from 0) whose backward it brackets, and the key of its marks. */
+/**
+ * Where the memory program measures: the step (from 0) whose backward it
+ * brackets, the key of its marks, and the tags of its fences (fences.ts):
+ * fence 0 just before that step's backward, fence 1 just after it, fence 2
+ * after that step's `optimizer.step()`.
+ */
 export interface Measure {
   step: number;
   key: string;
+  fences: number[];
 }
+
+/** The fences of a measured step: before the backward, after it, after the optimizer's step. */
+export const FENCES = { beforeBackward: 0, afterBackward: 1, afterStep: 2 } as const;
 
 /** The submission's optimizer over `params`, with the experiment's options and bucket size. */
 export function makeOptimizer(Zero2AdamW: Zero2AdamWClass, comm: Comm, e: Experiment, params: Tensor[]): InstanceType<Zero2AdamWClass> {
@@ -43,7 +53,7 @@ export function makeOptimizer(Zero2AdamW: Zero2AdamWClass, comm: Comm, e: Experi
  * each parameter's gradient has been handed over (a hook of the check's own,
  * registered after the optimizer's, so it runs after them).
  */
-async function trainStep(comm: Comm, model: nn.MLP, params: Tensor[], optimizer: { step(): Promise<void> }, e: Experiment, s: number, key?: string): Promise<void> {
+async function trainStep(comm: Comm, model: nn.MLP, params: Tensor[], optimizer: { step(): Promise<void> }, e: Experiment, s: number, key?: string, fence?: (k: number) => Promise<void>): Promise<void> {
   for (const p of params) p.grad = null;
   if (key !== undefined) await memory.mark(MARKS.beforeForward, { key });
   const { x, y } = miniBatch(e, comm.rank, s);
@@ -54,12 +64,15 @@ async function trainStep(comm: Comm, model: nn.MLP, params: Tensor[], optimizer:
     // Once per layer (after its weight, the larger of its two parameters): a mark is a collection, which costs time.
     removers = params.filter((p) => p.ndim === 2).map((p) => p.registerPostAccumulateGradHook(() => memory.mark(MARKS.inBackward, { key }).then(() => undefined)));
   }
+  await fence?.(FENCES.beforeBackward);
   await loss.backwardAsync();
+  await fence?.(FENCES.afterBackward);
   if (key !== undefined) {
     await memory.mark(MARKS.afterBackward, { key });
     for (const remove of removers) remove();
   }
   await optimizer.step();
+  await fence?.(FENCES.afterStep);
 }
 
 /**
@@ -79,11 +92,14 @@ async function warmUpCollectives(comm: Comm, p: number): Promise<void> {
  * Data-parallel training with the submission's Zero2AdamW. Returns the
  * parameters after each step, and the checkpoint (`stateDict()`) saved after
  * `e.checkpointAfter` steps. With `measure`, marks before the optimizer is
- * built and around step `measure.step` (see trainStep), and keeps no
+ * built and around step `measure.step` (see trainStep), fences around
+ * that step's backward and after its optimizer step, and keeps no
  * parameters until the last step, so that nothing of its own sits between
  * the marks.
  */
 export async function zero2Training(comm: Comm, entry: string, e: Experiment, measure?: Measure): Promise<StepsResult> {
+  // Before the submission is loaded: the fence keeps the Comm's own methods.
+  const fence = measure ? fencer(comm, measure.fences) : undefined;
   const Zero2AdamW = await loadExport<Zero2AdamWClass>(entry, 'Zero2AdamW');
   const model = makeModel(e);
   const params = optimizerParams(e, model);
@@ -95,7 +111,8 @@ export async function zero2Training(comm: Comm, entry: string, e: Experiment, me
   const out: StepsResult = { params: [] };
   let dict: unknown;
   for (let s = 0; s < e.steps; s++) {
-    await trainStep(comm, model, params, optimizer, e, s, measure?.step === s ? measure.key : undefined);
+    const measured = measure?.step === s;
+    await trainStep(comm, model, params, optimizer, e, s, measured ? measure.key : undefined, measured ? fence : undefined);
     if (!measure || s + 1 === e.steps) out.params.push(flattenTensors(params));
     if (s + 1 === e.checkpointAfter) out.checkpoint = saveCheckpoint((dict = optimizer.stateDict()));
   }

@@ -9,10 +9,11 @@
  * what the gathered parameters took in the forward and the backward pass.
  */
 import { chunkBounds, unflattenTensors, type Tensor } from '@dtlab/tensor';
-import type { LaunchResult, MemoryMark, RankStats } from '@dtlab/runtime';
+import type { LaunchResult, MemoryMark, RankStats, TraceEvent } from '@dtlab/runtime';
 import { programPath, type CheckContext, type CheckFn, type ValueShape } from '@dtlab/grader';
 import { BYTES_PER_ELEMENT, CHECK_OPTIONS, paramCount, rankShards, shardSizes, singleProcessTraining, unitsOf, type Experiment } from './data.ts';
-import { MARKS, type FsdpResult, type Measure } from './programs.ts';
+import { FENCES, MARKS, type FsdpResult, type Measure } from './programs.ts';
+import { fenceTags, splitPhases } from '../ex07-zero-stage-2/fences.ts';
 
 const ENTRY = 'src/fsdp-linear.ts';
 const training = { module: programPath(import.meta.url, './programs.ts'), export: 'fsdpTraining' };
@@ -48,7 +49,18 @@ export interface TrainingRun {
   e: Experiment;
   outputs: FsdpResult[];
   stats: RankStats[];
+  trace: TraceEvent[];
   device?: LaunchResult['device'];
+}
+
+/**
+ * Where a memory run measures: step `step` (from 0) of experiment `e`, with
+ * the check's secret mark key and fence tags derived from it for this
+ * launch (the experiment's seed tells the launches of one check apart).
+ */
+export function measureFor(ctx: CheckContext, e: Experiment, step: number): Measure {
+  const key = ctx.markKey();
+  return { step, key, fences: fenceTags(key, e.seed, Object.keys(FENCES).length) };
 }
 
 /** Trains `e` on `worldSize` ranks; with `measure`, on the course's virtual device with the check's marks. */
@@ -60,7 +72,7 @@ export async function runTraining(ctx: CheckContext, e: Experiment, worldSize: n
     returns: RESULT,
     ...(measure ? { device: 'course' as const, markKey: measure.key, freshWorkers: true } : {}),
   });
-  return { e, outputs: r.ranks.map((o) => o.value as FsdpResult), stats: r.stats, device: r.device };
+  return { e, outputs: r.ranks.map((o) => o.value as FsdpResult), stats: r.stats, trace: r.trace, device: r.device };
 }
 
 /** Per unit, views of a rank's shards laid end to end, and their names for messages. */
@@ -214,6 +226,58 @@ export function expectParameterMemory(ctx: CheckContext, run: TrainingRun, world
   });
 }
 
+/**
+ * The least all ranks together must send each other in a measured step's
+ * backward, in bytes (float32): 4·(N-1)·(2·P - M), M the largest unit.
+ * Memory alone cannot show that the gathered parameters are dropped after
+ * the forward: a submission can keep them in a plain JS array, which the
+ * device's meter does not see, and skip the backward's gather. The traffic
+ * shows it, since FSDP pays for its memory with that second gather (3·Ψ a
+ * step, not the 2·Ψ of ZeRO 1 and 2):
+ *
+ * - every layer's gradient is reduce-scattered in the backward: (N-1)·n_k
+ *   at least for a unit of n_k, since each of the N-1 ranks that do not own
+ *   an element must pass its contribution on;
+ * - every layer but one is gathered again: (N-1)·n_k at least, since each
+ *   rank must receive the n_k - s_r elements it does not hold. One layer
+ *   may be kept from its forward (the last one, which the backward needs
+ *   first; at most one gathered layer may live, by the held bound), so the
+ *   bound leaves out the largest.
+ *
+ * Self-sends carry nothing to anyone and do not count. The reference sends
+ * 4·(N-1)·2·P (it gathers every layer again): a margin of 4·(N-1)·M. Keeping
+ * every layer from the forward sends 4·(N-1)·P, short by 4·(N-1)·(P - M):
+ * 4·(N-1)·6036 bytes on the checks' model (P = 7842, M = 1806).
+ */
+export function backwardTrafficBound(e: Experiment, worldSize: number): { bytes: number; parts: string } {
+  const p = paramCount(e);
+  const m = largestUnit(e);
+  return { bytes: BYTES_PER_ELEMENT * (worldSize - 1) * (2 * p - m), parts: `P = ${p}, M = ${m} the largest layer, N = ${worldSize}` };
+}
+
+/**
+ * Checks a measured step's backward traffic against backwardTrafficBound,
+ * from the trace cut at the check's secret fences. Returns the bytes sent.
+ */
+export function expectGatherInBackward(ctx: CheckContext, run: TrainingRun, worldSize: number, measure: Measure): number {
+  const phases = splitPhases(run.trace, worldSize, measure.fences);
+  const when = `step ${measure.step + 1} with ${worldSize} ranks`;
+  if (typeof phases === 'string') {
+    ctx.fail(`${when}: the check's markers around the backward pass did not come through as sent: ${phases}. Send and receive through the Comm as it is, without changing its methods`, { rank: null, index: null, expected: 'the check\'s fences, in order', actual: phases, label: 'fences around the backward' });
+  }
+  // Phase 1 is what a rank sent between fence 0 (before the backward) and fence 1 (after it).
+  const inBackward = phases.map((r) => r.toOthers[FENCES.afterBackward]!);
+  const sent = inBackward.reduce((a, x) => a + x, 0);
+  const bound = backwardTrafficBound(run.e, worldSize);
+  if (sent < bound.bytes) {
+    ctx.fail(
+      `in the backward pass of ${when} the ranks sent each other ${sent} bytes (${inBackward.map((x, rank) => `rank ${rank} ${x}`).join(', ')}), less than reduce-scattering every layer's gradient and gathering every layer but one again need: 4·(N-1)·(2·P - M) = ${bound.bytes} bytes (${bound.parts}). The layers' parameters were kept from the forward to the backward, wherever they were kept: by the end of the forward each rank held the whole model. Drop each layer's gathered parameters after its forward and gather them again for its backward (pnpm hint ex08)`,
+      { rank: null, index: null, expected: `>= ${bound.bytes}`, actual: sent, label: `bytes sent during the backward of ${when}` },
+    );
+  }
+  return sent;
+}
+
 /** A note with the figures of a memory run. */
 export function memoryNote(figures: ParameterMemory[], e: Experiment, worldSize: number): string {
   const m = largestUnit(e);
@@ -237,8 +301,10 @@ export const checks: Record<string, CheckFn> = {
   'parameter-memory': async (ctx) => {
     const worldSize = 4;
     const e = experiment(ctx, { steps: 2 }, worldSize);
-    const measure = { step: 1, key: ctx.markKey() };
-    const figures = expectParameterMemory(ctx, await runTraining(ctx, e, worldSize, measure), worldSize);
-    ctx.note(memoryNote(figures, e, worldSize));
+    const measure = measureFor(ctx, e, 1);
+    const run = await runTraining(ctx, e, worldSize, measure);
+    const figures = expectParameterMemory(ctx, run, worldSize);
+    const sent = expectGatherInBackward(ctx, run, worldSize, measure);
+    ctx.note(`${memoryNote(figures, e, worldSize)}; backward sent ${sent} bytes (at least ${backwardTrafficBound(e, worldSize).bytes})`);
   },
 };

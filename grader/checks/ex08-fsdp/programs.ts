@@ -13,6 +13,7 @@ import { memory } from '@dtlab/runtime';
 import { Tensor, cat, nn, noGrad, optim, zeros } from '@dtlab/tensor';
 import { loadExport } from '@dtlab/grader';
 import { makeModel, miniBatch, shardSizes, unitsOf, type Experiment } from './data.ts';
+import { fencer } from '../ex07-zero-stage-2/fences.ts';
 
 /** What the programs use of the submission's FsdpLinear. */
 export interface FsdpLayer {
@@ -34,11 +35,20 @@ export const MARKS = {
   afterBackward: 'after backward',
 } as const;
 
-/** Where the memory program measures: the step (from 0) it marks, and the key of its marks. */
+/**
+ * Where the memory program measures: the step (from 0) it marks, the key of
+ * its marks, and the tags of its fences (ex07's fences.ts): fence 0 after
+ * that step's forward, just before its backward, fence 1 just after the
+ * backward.
+ */
 export interface Measure {
   step: number;
   key: string;
+  fences: number[];
 }
+
+/** The fences of a measured step: before the backward, after it. */
+export const FENCES = { beforeBackward: 0, afterBackward: 1 } as const;
 
 /** What a rank returns: per step, its shards (end to end) after the step and their gradients before it; and what was wrong with the gradients. */
 export interface FsdpResult {
@@ -95,7 +105,7 @@ function readGrads(shards: Tensor[], e: Experiment, rank: number): { flat: Tenso
  * then AdamW on the shards. With `key`, the marks (see MARKS): the hooks of
  * the backward marks are registered just before it and removed after it.
  */
-async function trainStep(comm: Comm, layers: FsdpLayer[], shards: Tensor[], opt: optim.AdamW, e: Experiment, s: number, key?: string): Promise<{ flat: Tensor; problem: string }> {
+async function trainStep(comm: Comm, layers: FsdpLayer[], shards: Tensor[], opt: optim.AdamW, e: Experiment, s: number, key?: string, fence?: (k: number) => Promise<void>): Promise<{ flat: Tensor; problem: string }> {
   for (const p of shards) p.grad = null;
   if (key !== undefined) await memory.mark(MARKS.beforeForward, { key });
   const { x, y } = miniBatch(e, comm.rank, s);
@@ -122,7 +132,9 @@ async function trainStep(comm: Comm, layers: FsdpLayer[], shards: Tensor[], opt:
       removers.push(shards[k]!.registerPostAccumulateGradHook(() => memory.mark(`${MARKS.backwardDone} ${name}`, { key }).then(() => undefined)));
     });
   }
+  await fence?.(FENCES.beforeBackward);
   await loss.backwardAsync();
+  await fence?.(FENCES.afterBackward);
   if (key !== undefined) {
     await memory.mark(MARKS.afterBackward, { key });
     for (const remove of removers) remove();
@@ -135,10 +147,13 @@ async function trainStep(comm: Comm, layers: FsdpLayer[], shards: Tensor[], opt:
 /**
  * Sharded training with the submission's FsdpLinear and AdamW over the
  * shards. With `measure`, marks before the model exists and after sharding,
- * and through step `measure.step` (see trainStep), and keeps only the last
- * step's results, so that nothing of its own sits between the marks.
+ * and through step `measure.step` (see trainStep), fences around that
+ * step's backward, and keeps only the last step's results, so that nothing
+ * of its own sits between the marks.
  */
 export async function fsdpTraining(comm: Comm, entry: string, e: Experiment, measure?: Measure): Promise<FsdpResult> {
+  // Before the submission is loaded: the fence keeps the Comm's own methods.
+  const fence = measure ? fencer(comm, measure.fences) : undefined;
   const FsdpLinear = await loadExport<FsdpLinearClass>(entry, 'FsdpLinear');
   if (measure) await memory.mark(MARKS.base, { key: measure.key });
   const { layers, shards } = shardModel(FsdpLinear, comm, e);
@@ -146,7 +161,8 @@ export async function fsdpTraining(comm: Comm, entry: string, e: Experiment, mea
   const opt = new optim.AdamW(shards, e.opts);
   const out: FsdpResult = { params: [], grads: [], gradProblems: [] };
   for (let s = 0; s < e.steps; s++) {
-    const { flat, problem } = await trainStep(comm, layers, shards, opt, e, s, measure?.step === s ? measure.key : undefined);
+    const measured = measure?.step === s;
+    const { flat, problem } = await trainStep(comm, layers, shards, opt, e, s, measured ? measure.key : undefined, measured ? fence : undefined);
     if (measure && s + 1 < e.steps) continue;
     out.grads.push(flat);
     out.gradProblems.push(problem);

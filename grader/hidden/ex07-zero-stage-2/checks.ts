@@ -17,7 +17,7 @@ import type { RankStats } from '@dtlab/runtime';
 import { programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { expectCheckpointRoundTrip, shardSizes } from '../../checks/ex03-zero-sharding/checks.ts';
 import { BYTES_PER_ELEMENT, paramCount, singleProcessTraining, type Experiment } from '../../checks/ex07-zero-stage-2/data.ts';
-import { TOLERANCE, expectGradientMemory, expectTrainingParity, experiment, layoutOf, memoryNote, runTraining, type TrainingRun } from '../../checks/ex07-zero-stage-2/checks.ts';
+import { TOLERANCE, expectGradientMemory, expectReductionDuringBackward, expectTrainingParity, experiment, layoutOf, measureFor, memoryNote, runTraining, trafficNote, type TrainingRun } from '../../checks/ex07-zero-stage-2/checks.ts';
 
 const ENTRY = 'src/zero2-adamw.ts';
 const resume = { module: programPath(import.meta.url, '../../checks/ex07-zero-stage-2/programs.ts'), export: 'resumeTraining' };
@@ -80,9 +80,11 @@ export const checks: Record<string, CheckFn> = {
     // Two ranks with buckets of about a layer, three with a bucket per parameter, five with about four layers.
     for (const [worldSize, bucketBytes] of [[2, 2048], [3, 1], [5, 8192]] as const) {
       const e = experiment(ctx, { steps: 2, bucketBytes }, 'memory', worldSize);
-      const measure = { step: 1, key: ctx.markKey() };
-      const figures = expectGradientMemory(ctx, await runTraining(ctx, e, worldSize, measure), worldSize, measure);
-      notes.push(`${memoryNote(figures, e, worldSize)} (bucketBytes ${bucketBytes})`);
+      const measure = measureFor(ctx, e, 1);
+      const run = await runTraining(ctx, e, worldSize, measure);
+      const figures = expectGradientMemory(ctx, run, worldSize, measure);
+      const traffic = expectReductionDuringBackward(ctx, run, worldSize, measure);
+      notes.push(`${memoryNote(figures, e, worldSize)}, ${trafficNote(traffic, e, worldSize)} (bucketBytes ${bucketBytes})`);
     }
     ctx.note(notes.join(' · '));
   },

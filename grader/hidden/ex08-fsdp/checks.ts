@@ -15,7 +15,7 @@ import { chunkBounds, deriveSeed } from '@dtlab/tensor';
 import type { RankStats } from '@dtlab/runtime';
 import type { CheckContext, CheckFn } from '@dtlab/grader';
 import { BYTES_PER_ELEMENT, paramCount, unitsOf, type Experiment } from '../../checks/ex08-fsdp/data.ts';
-import { TOLERANCE, expectParameterMemory, expectShardParity, experiment, memoryNote, runTraining, type TrainingRun } from '../../checks/ex08-fsdp/checks.ts';
+import { TOLERANCE, backwardTrafficBound, expectGatherInBackward, expectParameterMemory, expectShardParity, experiment, measureFor, memoryNote, runTraining, type TrainingRun } from '../../checks/ex08-fsdp/checks.ts';
 
 const STEPS = 4;
 /** A model whose middle layer has fewer parameters than ranks: empty shards. */
@@ -79,8 +79,11 @@ export const checks: Record<string, CheckFn> = {
     // Two ranks on the checks' model; five on a deeper one of equal layers.
     for (const [worldSize, sizes] of [[2, undefined], [5, [13, 36, 36, 36, 36, 36, 36, 36, 11]]] as const) {
       const e = experiment(ctx, { steps: 2, ...(sizes ? { sizes: [...sizes] } : {}) }, 'memory', worldSize);
-      const measure = { step: 1, key: ctx.markKey() };
-      notes.push(memoryNote(expectParameterMemory(ctx, await runTraining(ctx, e, worldSize, measure), worldSize), e, worldSize));
+      const measure = measureFor(ctx, e, 1);
+      const run = await runTraining(ctx, e, worldSize, measure);
+      const figures = expectParameterMemory(ctx, run, worldSize);
+      const sent = expectGatherInBackward(ctx, run, worldSize, measure);
+      notes.push(`${memoryNote(figures, e, worldSize)}, backward sent ${sent} bytes (at least ${backwardTrafficBound(e, worldSize).bytes})`);
     }
     ctx.note(notes.join(' · '));
   },
