@@ -6,6 +6,14 @@
  * over 1 (the peer measured in the same run), and how many cores the
  * gradings kept busy, which says why the speedup is what it is.
  *
+ * Then the price of isolation in CPU time: the CPU seconds per grading of
+ * the batch (every process it ran, the batch process included) against the
+ * CPU seconds of the same checks on the same submissions run alone in this
+ * process (bench/floor.ts: no copy, policy, grading process, permission
+ * model, fresh workers or rubric), measured after a warm-up pass.
+ * CPU seconds, unlike wall time, mostly hold on a machine that other work
+ * keeps busy.
+ *
  * Flags: --students N (default 40), --jobs 1,2 (the job counts to compare),
  * --no-typecheck (grade without the submissions' type checks, to see what they cost).
  */
@@ -16,6 +24,9 @@ import { listExercises } from '../src/exercises.ts';
 import { EXERCISES_DIR, SOLUTIONS_DIR } from '../src/paths.ts';
 import { runBatch } from '../src/batch/run.ts';
 import { flag } from './flag.ts';
+import { machineCpuSeconds, ownCpuSeconds } from './cpu.ts';
+import { runChecksOn } from './floor.ts';
+import { meets, reportFigures, type BenchFigure } from '../../scripts/bench-figures.ts';
 
 
 const students = Number(flag('students', '40'));
@@ -24,39 +35,18 @@ const typeCheck = !process.argv.includes('--no-typecheck');
 const exercises = listExercises();
 const cores = cpus().length;
 const TARGET = 1.7;
+/** Issue 22's targets: CPU per grading against the same checks alone, and gradings a minute on two cores. */
+const TARGET_CPU_RATIO = 1.5;
+const TARGET_PER_MINUTE = 80;
 
-/** Busy CPU seconds of the whole machine so far, from /proc/stat (Linux), or null. */
-function machineCpuSeconds(): number | null {
-  try {
-    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    const idle = f[3]! + (f[4] ?? 0);
-    return (f.reduce((a, b) => a + b, 0) - idle) / 100;
-  } catch {
-    return null;
-  }
-}
+/** Whether student i hands in the solution (else the starter) of exercise k: a pattern that mixes both. */
+const solved = (i: number, k: number) => ((i >> k) & 1) === 1;
 
-/**
- * CPU seconds of this process (`self`: the batch's own work, its type checks
- * included) and of the children it has waited for (`children`: the grading
- * processes and their rank workers), from /proc/self/stat, or null.
- */
-function ownCpuSeconds(): { self: number; children: number } | null {
-  try {
-    // After the command name: state is field 3; utime, stime, cutime, cstime are fields 14 to 17.
-    const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
-    return { self: (Number(f[11]) + Number(f[12])) / 100, children: (Number(f[13]) + Number(f[14])) / 100 };
-  } catch {
-    return null;
-  }
-}
-
-/** Student i hands in the starter or the solution of each exercise, in a pattern that mixes both. */
+/** Student i hands in the starter or the solution of each exercise (`solved`). */
 function makeClass(dir: string): void {
   for (let i = 0; i < students; i++) {
     exercises.forEach((e, k) => {
-      const solved = ((i >> k) & 1) === 1;
-      cpSync(join(solved ? SOLUTIONS_DIR : EXERCISES_DIR, e.folder, 'src'), join(dir, `student${String(i).padStart(3, '0')}`, e.folder, 'src'), { recursive: true });
+      cpSync(join(solved(i, k) ? SOLUTIONS_DIR : EXERCISES_DIR, e.folder, 'src'), join(dir, `student${String(i).padStart(3, '0')}`, e.folder, 'src'), { recursive: true });
     });
   }
 }
@@ -76,6 +66,8 @@ interface Row {
   gradings: number | null;
   self: number | null;
   machine: number | null;
+  /** CPU seconds the batch used in all (its processes and threads), per grading. */
+  cpuPerGrading: number | null;
   book: string;
 }
 const rows: Row[] = [];
@@ -94,14 +86,38 @@ for (const jobs of jobCounts) {
   const self = o0 !== null && o1 !== null ? busy(o1.self - o0.self) : null;
   const own = gradings !== null && self !== null ? gradings + self : null;
   const machine = m0 !== null && m1 !== null ? busy(m1 - m0) : null;
-  rows.push({ jobs, ms, own, gradings, self, machine, book: readFileSync(join(out, 'gradebook.csv'), 'utf8') });
+  const cpuPerGrading = o0 !== null && o1 !== null ? (o1.children - o0.children + o1.self - o0.self) / pairs : null;
+  rows.push({ jobs, ms, own, gradings, self, machine, cpuPerGrading, book: readFileSync(join(out, 'gradebook.csv'), 'utf8') });
   console.log(
     `--jobs ${jobs}: ${(ms / 1000).toFixed(1).padStart(6)} s   ${((pairs / ms) * 60_000).toFixed(1).padStart(6)} gradings/min   ${r.counts.passed} passed, ${r.counts.failed} failed, ${r.counts.error} errors` +
       (own !== null ? `   cores busy: ${own.toFixed(2)} by the batch (${gradings!.toFixed(2)} gradings, ${self!.toFixed(2)} batch process)` : '') +
-      (machine !== null ? `, ${machine.toFixed(2)} by the machine (of ${cores})` : ''),
+      (machine !== null ? `, ${machine.toFixed(2)} by the machine (of ${cores})` : '') +
+      (cpuPerGrading !== null ? `   ${cpuPerGrading.toFixed(2)} CPU s per grading` : ''),
   );
   rmSync(out, { recursive: true, force: true });
 }
+
+/**
+ * CPU seconds per grading of the same checks on the same class, run alone
+ * in this process: each exercise's starter and solution once (after a
+ * warm-up pass that loads the checks), weighted by how many students hand
+ * in each.
+ */
+async function floorCpuPerGrading(): Promise<number> {
+  const kinds = exercises.flatMap((e, k) => [false, true].map((s) => ({ e, k, s, dir: join(s ? SOLUTIONS_DIR : EXERCISES_DIR, e.folder) })));
+  for (const x of kinds) await runChecksOn(x.e, x.dir, 1);
+  let total = 0;
+  for (const x of kinds) {
+    const c0 = process.cpuUsage();
+    await runChecksOn(x.e, x.dir, 1);
+    const c = process.cpuUsage(c0);
+    let count = 0;
+    for (let i = 0; i < students; i++) if (solved(i, x.k) === x.s) count++;
+    total += ((c.user + c.system) / 1e6) * count;
+  }
+  return total / pairs;
+}
+const floorCpu = await floorCpuPerGrading();
 rmSync(subs, { recursive: true, force: true });
 
 const one = rows.find((r) => r.jobs === 1);
@@ -118,3 +134,18 @@ if (one?.own != null) {
   const others = (one.machine ?? one.own) - one.own;
   if (others > 0.2) console.log(`other processes kept ${others.toFixed(2)} cores busy during the --jobs 1 run: the machine was not idle, and the figures are pessimistic.`);
 }
+
+const first = rows[0]!;
+const cpuRatio = first.cpuPerGrading === null ? null : first.cpuPerGrading / floorCpu;
+console.log(
+  `\nCPU per grading with --jobs ${first.jobs}: ${first.cpuPerGrading?.toFixed(2) ?? '?'} s; the same checks alone in one process: ${floorCpu.toFixed(2)} s; ratio ${cpuRatio?.toFixed(2) ?? '?'}x (target <= ${TARGET_CPU_RATIO}x: ${cpuRatio === null ? 'not measured' : cpuRatio <= TARGET_CPU_RATIO ? 'met' : 'missed'})`,
+);
+const best = rows.reduce((a, b) => (b.ms < a.ms ? b : a));
+const perMinute = (r: Row) => (pairs / r.ms) * 60_000;
+console.log(`best rate: ${perMinute(best).toFixed(1)} gradings/min with --jobs ${best.jobs} (target >= ${TARGET_PER_MINUTE} on ${cores} cores: ${perMinute(best) >= TARGET_PER_MINUTE ? 'met' : 'missed'})`);
+const figures: BenchFigure[] = [
+  { bench: 'batch', figure: `CPU per grading, --jobs ${first.jobs}`, unit: 'CPU s', dtlab: first.cpuPerGrading ?? Number.NaN, peer: floorCpu, peerName: 'the same checks alone in one process', ratio: cpuRatio, target: `<= ${TARGET_CPU_RATIO}x`, met: meets(cpuRatio, '<=', TARGET_CPU_RATIO) },
+  { bench: 'batch', figure: `gradings a minute, ${students} students x ${exercises.length} exercises, --jobs ${best.jobs}`, unit: '/min', dtlab: perMinute(best), peer: null, peerName: '-', ratio: null, target: `>= ${TARGET_PER_MINUTE} /min`, met: meets(perMinute(best), '>=', TARGET_PER_MINUTE) },
+];
+if (one) for (const r of rows.filter((x) => x.jobs !== 1)) figures.push({ bench: 'batch', figure: `--jobs ${r.jobs} over --jobs 1, same gradebook: ${r.book === one.book ? 'yes' : 'NO'}`, unit: '/min', dtlab: perMinute(r), peer: perMinute(one), peerName: '--jobs 1', ratio: one.ms / r.ms, target: `>= ${TARGET}x`, met: meets(one.ms / r.ms, '>=', TARGET) });
+reportFigures(figures);

@@ -1,7 +1,7 @@
 /**
- * The floor of `pnpm bench grader`: an exercise's checks run on the
- * reference solution with no isolation at all (no private copy, no policy
- * check, no grading process, no permission model, no rubric), in the
+ * The floor of `pnpm bench grader` and `pnpm bench batch`: an exercise's
+ * checks run on a submission with no isolation at all (no private copy, no
+ * policy check, no grading process, no permission model, no rubric), in the
  * calling process, with a worker pool of its own.
  */
 import { join } from 'node:path';
@@ -9,23 +9,30 @@ import { WorkerPool } from '@dtlab/runtime';
 import type { Exercise } from '../src/exercises.ts';
 import { loadCheckModule, runCheck } from '../src/engine.ts';
 import { SOLUTIONS_DIR, checkModulePath } from '../src/paths.ts';
+import type { CheckResult } from '../src/protocol.ts';
 
-/** Runs every public and hidden check of `exercise` on its reference solution; throws unless all pass. */
-export async function runChecksInProcess(exercise: Exercise, seed: number): Promise<void> {
+/** Runs every public and hidden check of `exercise` on the submission in `submissionDir` (its folder, holding src/); returns each check's result. */
+export async function runChecksOn(exercise: Exercise, submissionDir: string, seed: number): Promise<CheckResult[]> {
   const m = exercise.manifest;
   const pool = new WorkerPool({ memoryLimitMb: m.memoryLimitMb ?? 256 });
   const modules = {
     public: await loadCheckModule(checkModulePath(exercise.folder, 'public')),
     hidden: await loadCheckModule(checkModulePath(exercise.folder, 'hidden')),
   };
-  const job = { folder: exercise.folder, manifest: m, submissionDir: join(SOLUTIONS_DIR, exercise.folder), seed, modules: { public: null, hidden: null }, checkIds: [] };
+  const job = { folder: exercise.folder, manifest: m, submissionDir, seed, modules: { public: null, hidden: null }, checkIds: [] };
   const shared = new Map<string, Promise<unknown>>();
+  const results: CheckResult[] = [];
   try {
-    for (const c of m.checks) {
-      const r = await runCheck(job, m, c.id, c.visibility === 'public' ? modules.public : modules.hidden, pool, shared);
-      if (r.status !== 'passed') throw new Error(`floor: check ${c.id} did not pass: ${r.message}`);
-    }
+    for (const c of m.checks) results.push(await runCheck(job, m, c.id, c.visibility === 'public' ? modules.public : modules.hidden, pool, shared));
   } finally {
     await pool.close();
+  }
+  return results;
+}
+
+/** Runs every public and hidden check of `exercise` on its reference solution; throws unless all pass. */
+export async function runChecksInProcess(exercise: Exercise, seed: number): Promise<void> {
+  for (const r of await runChecksOn(exercise, join(SOLUTIONS_DIR, exercise.folder), seed)) {
+    if (r.status !== 'passed') throw new Error(`floor: check ${r.id} did not pass: ${r.message}`);
   }
 }

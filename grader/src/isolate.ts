@@ -2,24 +2,24 @@
  * Runs a grading job in its own process (the trust boundary): a child
  * process in a new process group, killed as a whole when it exceeds its
  * wall-clock limit (a synchronous infinite loop included) or its memory
- * limit, with its output capped. Results arrive as structured IPC messages;
- * nothing the child prints is ever read as a result.
+ * limit, with its output capped. Results arrive as structured IPC messages,
+ * each signed with a key sent first; nothing the child prints is ever read
+ * as a result. What the process may read, write and start is
+ * permissions.ts's.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import type { ChildMessage, CheckResult, GradingJob, PolicyResult } from './protocol.ts';
-import { coursePackageDirs, GRADER_DIR, ROOT, WORK_DIR, WORK_MODULES_DIR } from './paths.ts';
+import { WORK_DIR } from './paths.ts';
 import { ownedName } from './leftovers.ts';
-import { writeAtomic } from './atomic.ts';
-import { COMPILE_CACHE_DIR, ensureCompileCache } from './compile-cache.ts';
+import { gradingEnv, jobPermissions } from './permissions.ts';
 
-// Plain JavaScript that loads grading-process.ts (the grading process) through tsx.
+// Plain JavaScript that loads grading-process.ts (the grading process), from the course bundle or through tsx.
 const CHILD_BOOT = fileURLToPath(new URL('./grading-process-boot.cjs', import.meta.url));
 const OUTPUT_CAP = 64 * 1024;
-const PROBE_FILE = join(WORK_DIR, 'sandbox-probe.json');
 const RSS_POLL_MS = 100;
 
 /** Limits of one grading process. */
@@ -49,85 +49,6 @@ export interface IsolatedRun {
   forged: number;
 }
 
-let sandbox: string[] | undefined;
-
-/**
- * Node's permission model for the grading process, a second wall behind the
- * static policy check: it may read the course's code (node_modules, packages,
- * grader), the compiled-code cache and its own private copy and job file
- * (see `jobReads`), but not solutions/, other submissions or anything else,
- * and write no file at all. Child processes stay allowed because tsx's
- * compiler (esbuild) runs as one. Used only when a probe shows that this Node
- * accepts the flags and enforces them; set DTLAB_SANDBOX=0 to turn it off.
- */
-export function sandboxFlags(): string[] {
-  if (sandbox) return sandbox;
-  sandbox = [];
-  const has = (f: string) => process.allowedNodeEnvironmentFlags.has(f);
-  const flag = has('--permission') ? '--permission' : has('--experimental-permission') ? '--experimental-permission' : null;
-  if (!flag || process.env.DTLAB_SANDBOX === '0') return sandbox;
-  mkdirSync(WORK_DIR, { recursive: true });
-  const reads = [join(ROOT, 'node_modules'), WORK_MODULES_DIR, ...coursePackageDirs(), GRADER_DIR, COMPILE_CACHE_DIR].map((d) => `--allow-fs-read=${d}/*`);
-  // The model's own start-up warnings would only bury a crash's last lines.
-  const quiet = has('--disable-warning') ? ['--disable-warning=ExperimentalWarning', '--disable-warning=SecurityWarning'] : [];
-  const flags = [flag, ...reads, `--allow-fs-read=${join(ROOT, 'package.json')}`, '--allow-worker', ...quiet];
-  if (enforces(flags)) sandbox = flags;
-  if (sandbox.length) ensureCompileCache();
-  return sandbox;
-}
-
-/**
- * Whether Node, run with `flags`, enforces them: a probe process may read
- * the grader but not write a file. A probe that succeeded is remembered (it
- * costs a Node start-up, about 80 ms, per command); only success, since a
- * remembered "not enforced" could be planted to switch the sandbox off.
- */
-function enforces(flags: string[]): boolean {
-  const key = JSON.stringify({ node: process.execPath, version: process.version, flags });
-  try {
-    if (readFileSync(PROBE_FILE, 'utf8') === key) return true;
-  } catch {
-    // not probed yet
-  }
-  const target = join(WORK_DIR, `probe-${process.pid}`);
-  const probe = `const fs = require('node:fs');
-fs.readFileSync(${JSON.stringify(join(GRADER_DIR, 'package.json'))});
-try { fs.writeFileSync(${JSON.stringify(target)}, 'x'); console.log('writes'); } catch (e) { console.log(e.code === 'ERR_ACCESS_DENIED' ? 'sandboxed' : 'error'); }`;
-  const r = spawnSync(process.execPath, [...flags, '-e', probe], { encoding: 'utf8', timeout: 10_000, env: { ...process.env, NODE_OPTIONS: '' } });
-  rmSync(target, { force: true });
-  const ok = r.status === 0 && r.stdout.trim() === 'sandboxed';
-  if (ok) {
-    try {
-      writeAtomic(PROBE_FILE, key);
-    } catch {
-      // not remembered: probed again next time
-    }
-  }
-  return ok;
-}
-
-/** What one sandboxed grading may read beyond the course: its own private copy and its job file. */
-function jobReads(job: GradingJob, jobFile: string): string[] {
-  return [`--allow-fs-read=${job.submissionDir}/*`, `--allow-fs-read=${jobFile}`];
-}
-
-// What Node, tsx and esbuild need from the environment. Nothing else (tokens, keys, a TA's
-// settings) is passed on to the process that runs student code.
-const KEPT_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'SYSTEMROOT'];
-
-/**
- * The grading process's environment: only KEPT_ENV. Sandboxed, its TMPDIR
- * is the compiled-code cache, which tsx then reads but may not write.
- * Unsandboxed, tsx uses its usual cache: there is no wall to keep a
- * submission out of it anyway.
- */
-function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { FORCE_COLOR: '0', NODE_OPTIONS: '' };
-  for (const k of KEPT_ENV) if (process.env[k] !== undefined) env[k] = process.env[k];
-  if (sandboxFlags().length) env.TMPDIR = COMPILE_CACHE_DIR;
-  return env;
-}
-
 /** Whether `mac` is the HMAC-SHA256 of `body` under `key`. */
 function signedBy(key: Buffer, body: string, mac: string): boolean {
   const expected = createHmac('sha256', key).update(body).digest();
@@ -145,126 +66,176 @@ function rssMb(pid: number): number | null {
   }
 }
 
+/** How the process itself ended: exit code and signal, or the error that kept it from starting. */
+interface Exit {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  error?: Error;
+}
+
+/**
+ * One grading process, from start to rubric-ready facts. The steps, in the
+ * order `run` takes them: start it with its permissions, keep its output
+ * (capped), hand it the key and believe only signed messages, stop it at a
+ * limit or on abort, and say how it ended.
+ */
+class GradingProcess {
+  private readonly started = Date.now();
+  private readonly results: CheckResult[] = [];
+  private policy: PolicyResult | null = null;
+  private running: string | null = null;
+  private finished = false;
+  private ended: IsolatedRun['ended'] | null = null;
+  private detail = '';
+  private log = '';
+  private dropped = 0;
+  private forged = 0;
+  private child!: ChildProcess;
+
+  constructor(
+    private readonly job: GradingJob,
+    private readonly limits: Limits,
+    private readonly onMessage?: (m: ChildMessage) => void,
+    private readonly signal?: AbortSignal,
+  ) {}
+
+  async run(): Promise<IsolatedRun> {
+    mkdirSync(WORK_DIR, { recursive: true });
+    const jobFile = join(WORK_DIR, `${ownedName('job')}.json`);
+    writeFileSync(jobFile, JSON.stringify(this.job));
+    try {
+      const exit = this.start(jobFile);
+      this.keepOutput();
+      this.receiveSigned();
+      const stopWatching = this.watchLimits();
+      const ended = await exit;
+      stopWatching();
+      this.killGroup(); // nothing it started may outlive it
+      return this.outcome(ended);
+    } finally {
+      rmSync(jobFile, { force: true });
+    }
+  }
+
+  /** Starts the process in a group of its own; resolves once it has ended and its output is read (or it could not start). */
+  private start(jobFile: string): Promise<Exit> {
+    const heapMb = Math.max(256, Math.min(this.limits.memoryMb, 4096));
+    // node:child_process rather than execa here: grading one submission is the hot path, and
+    // loading execa cost the grade command about 0.15 s of its start-up.
+    this.child = spawn(process.execPath, [...jobPermissions(this.job, jobFile), `--max-old-space-size=${heapMb}`, CHILD_BOOT, jobFile], {
+      detached: true, // its own process group, so that one kill reaches everything it started
+      serialization: 'json',
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      cwd: this.job.submissionDir,
+      env: gradingEnv(),
+    });
+    return new Promise((resolve) => {
+      this.child.once('error', (error) => resolve({ exitCode: null, signal: null, error }));
+      this.child.once('close', (exitCode, signal) => resolve({ exitCode, signal }));
+    });
+  }
+
+  private killGroup(): void {
+    try {
+      if (this.child.pid) process.kill(-this.child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+
+  /** The child's own output, kept up to OUTPUT_CAP for diagnosing a crash; the rest is counted. */
+  private keepOutput(): void {
+    const keep = (chunk: Buffer) => {
+      const room = OUTPUT_CAP - this.log.length;
+      if (room > 0) this.log += chunk.toString('utf8').slice(0, room);
+      this.dropped += Math.max(0, chunk.length - Math.max(room, 0));
+    };
+    this.child.stdout?.on('data', keep);
+    this.child.stderr?.on('data', keep);
+  }
+
+  /**
+   * The first message gives the grading process a key for this run, before
+   * any submission code runs in it; every result it sends back is signed with
+   * it (grading-process.ts). Anything else that turns up on the channel was
+   * written by someone else in the process: it is counted, and voids the run.
+   */
+  private receiveSigned(): void {
+    const key = randomBytes(32);
+    this.child.send({ type: 'key', key: key.toString('hex') }, () => undefined);
+    this.child.on('message', (raw: unknown) => {
+      const signed = raw as { body?: unknown; mac?: unknown } | null;
+      if (typeof signed?.body !== 'string' || typeof signed.mac !== 'string' || !signedBy(key, signed.body, signed.mac)) {
+        this.forged++;
+        return;
+      }
+      const m = JSON.parse(signed.body) as ChildMessage;
+      this.note(m);
+      this.onMessage?.(m);
+    });
+  }
+
+  /** What a signed message says about the run so far. */
+  private note(m: ChildMessage): void {
+    if (m?.type === 'policy-started') this.running = 'policy';
+    else if (m?.type === 'policy-done') {
+      this.policy = m.result;
+      this.running = null;
+    } else if (m?.type === 'check-started') this.running = m.id;
+    else if (m?.type === 'check-done') {
+      this.results.push(m.result);
+      this.running = null;
+    } else if (m?.type === 'finished') this.finished = true;
+  }
+
+  /** Stops the whole group at the time limit, over the memory limit, or when `signal` aborts; returns what stops the watching. */
+  private watchLimits(): () => void {
+    const stop = (why: NonNullable<IsolatedRun['ended']>, detail: string) => {
+      this.ended ??= why;
+      this.detail = detail;
+      this.killGroup();
+    };
+    const timer = setTimeout(() => stop('timeout', `grading took longer than the exercise's limit of ${Math.round(this.limits.totalMs / 1000)} s and was stopped`), this.limits.totalMs);
+    const onAbort = () => stop('aborted', 'grading was interrupted');
+    if (this.signal?.aborted) onAbort();
+    else this.signal?.addEventListener('abort', onAbort, { once: true });
+    const memWatch = setInterval(() => {
+      const mb = this.child.pid ? rssMb(this.child.pid) : null;
+      if (mb !== null && mb > this.limits.memoryMb) stop('out-of-memory', `the grading process used ${Math.round(mb)} MB, over its limit of ${this.limits.memoryMb} MB, and was stopped`);
+    }, RSS_POLL_MS);
+    return () => {
+      clearTimeout(timer);
+      clearInterval(memWatch);
+      this.signal?.removeEventListener('abort', onAbort);
+    };
+  }
+
+  /** How the run ended, from what was noted and how the process exited. */
+  private outcome({ exitCode, signal: killedBy, error }: Exit): IsolatedRun {
+    if (this.forged > 0) {
+      this.results.length = 0;
+      this.policy = null;
+      this.running = null;
+      this.ended = 'crashed';
+      this.detail = `the grading process's result channel carried ${this.forged} message${this.forged === 1 ? '' : 's'} that the grading process did not sign: something else in it, most likely the submission, wrote to the channel, so none of its results are kept`;
+    }
+    if (!this.ended) {
+      if (this.finished) this.ended = 'finished';
+      else {
+        this.ended = 'crashed';
+        this.detail = error ? `the grading process could not start: ${error.message}` : `the grading process ended early (${killedBy ? `signal ${killedBy}` : `exit code ${exitCode}`})`;
+      }
+    }
+    if (this.dropped > 0) this.log += `\n[${this.dropped} more bytes of output dropped]`;
+    return { policy: this.policy, results: this.results, running: this.running, ended: this.ended, detail: this.detail, log: this.log, droppedBytes: this.dropped, wallMs: Date.now() - this.started, forged: this.forged };
+  }
+}
+
 /**
  * Runs `job` in a child process under `limits`; `onMessage` sees progress as
  * it happens. Aborting `signal` kills the process group at once (batch
  * grading stopping on Ctrl-C); the run then ends 'aborted'.
  */
-export async function runIsolated(job: GradingJob, limits: Limits, onMessage?: (m: ChildMessage) => void, signal?: AbortSignal): Promise<IsolatedRun> {
-  const started = Date.now();
-  mkdirSync(WORK_DIR, { recursive: true });
-  const jobFile = join(WORK_DIR, `${ownedName('job')}.json`);
-  writeFileSync(jobFile, JSON.stringify(job));
-  const results: CheckResult[] = [];
-  let policy: PolicyResult | null = null;
-  let running: string | null = null;
-  let finished = false;
-  let ended: IsolatedRun['ended'] | null = null;
-  let detail = '';
-  let log = '';
-  let dropped = 0;
-
-  const heapMb = Math.max(256, Math.min(limits.memoryMb, 4096));
-  const sandboxed = sandboxFlags().length > 0;
-  // Child processes escape the permission model, so the sandbox allows them only when tsx must
-  // compile in the grading process (no precompiled modules), since tsx runs esbuild as one.
-  const flags = sandboxed ? [...sandboxFlags(), ...jobReads(job, jobFile), ...(job.precompiled ? [] : ['--allow-child-process'])] : [];
-  // No eval or new Function in the grading process: a submission that got hold of them would reach the host.
-  flags.push('--disallow-code-generation-from-strings');
-  // node:child_process rather than execa here: grading one submission is the hot path, and
-  // loading execa cost the grade command about 0.15 s of its start-up.
-  const child = spawn(process.execPath, [...flags, `--max-old-space-size=${heapMb}`, CHILD_BOOT, jobFile], {
-    detached: true, // its own process group, so that one kill reaches everything it started
-    serialization: 'json',
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    cwd: job.submissionDir,
-    env: childEnv(),
-  });
-  // Exit code and signal, once the process has ended and its output is read (or it could not start).
-  const outcome = new Promise<{ exitCode: number | null; signal: NodeJS.Signals | null; error?: Error }>((resolve) => {
-    child.once('error', (error) => resolve({ exitCode: null, signal: null, error }));
-    child.once('close', (exitCode, signal) => resolve({ exitCode, signal }));
-  });
-  const killGroup = () => {
-    try {
-      if (child.pid) process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  };
-  const keep = (chunk: Buffer) => {
-    const room = OUTPUT_CAP - log.length;
-    if (room > 0) log += chunk.toString('utf8').slice(0, room);
-    dropped += Math.max(0, chunk.length - Math.max(room, 0));
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  // The first message gives the grading process a key for this run, before any submission code
-  // runs in it; every result it sends back is signed with it (grading-process.ts). Anything else that turns
-  // up on the channel was written by someone else in the process: none of its results are kept.
-  const key = randomBytes(32);
-  let forged = 0;
-  child.send({ type: 'key', key: key.toString('hex') }, () => undefined);
-  child.on('message', (raw: unknown) => {
-    const signed = raw as { body?: unknown; mac?: unknown } | null;
-    if (typeof signed?.body !== 'string' || typeof signed.mac !== 'string' || !signedBy(key, signed.body, signed.mac)) {
-      forged++;
-      return;
-    }
-    const m = JSON.parse(signed.body) as ChildMessage;
-    if (m?.type === 'policy-started') running = 'policy';
-    else if (m?.type === 'policy-done') {
-      policy = m.result;
-      running = null;
-    } else if (m?.type === 'check-started') running = m.id;
-    else if (m?.type === 'check-done') {
-      results.push(m.result);
-      running = null;
-    } else if (m?.type === 'finished') finished = true;
-    onMessage?.(m);
-  });
-
-  const timer = setTimeout(() => {
-    ended ??= 'timeout';
-    detail = `grading took longer than the exercise's limit of ${Math.round(limits.totalMs / 1000)} s and was stopped`;
-    killGroup();
-  }, limits.totalMs);
-  const onAbort = () => {
-    ended ??= 'aborted';
-    detail = 'grading was interrupted';
-    killGroup();
-  };
-  if (signal?.aborted) onAbort();
-  else signal?.addEventListener('abort', onAbort, { once: true });
-  const memWatch = setInterval(() => {
-    const mb = child.pid ? rssMb(child.pid) : null;
-    if (mb !== null && mb > limits.memoryMb) {
-      ended ??= 'out-of-memory';
-      detail = `the grading process used ${Math.round(mb)} MB, over its limit of ${limits.memoryMb} MB, and was stopped`;
-      killGroup();
-    }
-  }, RSS_POLL_MS);
-
-  const { exitCode, signal: killedBy, error } = await outcome;
-  clearTimeout(timer);
-  clearInterval(memWatch);
-  signal?.removeEventListener('abort', onAbort);
-  killGroup(); // nothing it started may outlive it
-  rmSync(jobFile, { force: true });
-  if (forged > 0) {
-    results.length = 0;
-    policy = null;
-    running = null;
-    ended = 'crashed';
-    detail = `the grading process's result channel carried ${forged} message${forged === 1 ? '' : 's'} that the grading process did not sign: something else in it, most likely the submission, wrote to the channel, so none of its results are kept`;
-  }
-  if (!ended) {
-    if (finished) ended = 'finished';
-    else {
-      ended = 'crashed';
-      detail = error ? `the grading process could not start: ${error.message}` : `the grading process ended early (${killedBy ? `signal ${killedBy}` : `exit code ${exitCode}`})`;
-    }
-  }
-  if (dropped > 0) log += `\n[${dropped} more bytes of output dropped]`;
-  return { policy, results, running, ended, detail, log, droppedBytes: dropped, wallMs: Date.now() - started, forged };
+export function runIsolated(job: GradingJob, limits: Limits, onMessage?: (m: ChildMessage) => void, signal?: AbortSignal): Promise<IsolatedRun> {
+  return new GradingProcess(job, limits, onMessage, signal).run();
 }

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findExercise, type Exercise } from '../src/exercises.ts';
 import { runBatch, type BatchResult } from '../src/batch/run.ts';
 import { readRubricFile, rubricPath } from '../src/batch/layout.ts';
-import { sandboxFlags } from '../src/isolate.ts';
+import { sandboxFlags } from '../src/permissions.ts';
 import { COMPILE_CACHE_DIR } from '../src/compile-cache.ts';
 import type { Rubric, RubricFlag } from '../src/rubric.ts';
 

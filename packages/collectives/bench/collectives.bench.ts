@@ -29,6 +29,7 @@ import { launch, formatOutcome } from '@dtlab/runtime';
 import { FlagError, itersFor, parseFlags, sizes, warmupFor, type BenchFlags, type BenchOp } from './flags.ts';
 import { memcpyGBps, runGloo, type GlooResult } from './peers.ts';
 import type { RankRow, RankSpec } from './rank-program.ts';
+import { reportFigures, type BenchFigure } from '../../../scripts/bench-figures.ts';
 
 const RANK_PROGRAM = join(dirname(fileURLToPath(import.meta.url)), 'rank-program.ts');
 /**
@@ -136,6 +137,18 @@ function summary(f: BenchFlags, r: Row): string {
   return `summary: ${parts.join(', ')}`;
 }
 
+/** The largest row for `pnpm bench all`: busbw against gloo and against memcpy (neither has a target). */
+function figures(f: BenchFlags, r: Row, gloo: GlooResult): BenchFigure[] {
+  const k = busFactor(f.op, f.ranks);
+  const bus = gbps(r.bytes, r.timeUs) * k;
+  const glooBus = r.glooUs === undefined ? null : gbps(r.bytes, r.glooUs) * k;
+  const figure = `${(r.bytes / 2 ** 20).toFixed(r.bytes >= 2 ** 20 ? 0 : 3)} MiB ${f.op}${f.op === 'allReduce' ? ` ${f.algorithm}` : ''}, ${f.ranks} ranks, busbw`;
+  return [
+    { bench: 'collectives', figure: `${figure} vs gloo`, unit: 'GB/s', dtlab: bus, peer: glooBus, peerName: 'torch' in gloo ? `torch ${gloo.torch} gloo` : 'gloo (torch not importable here)', ratio: glooBus === null ? null : bus / glooBus, target: '-', met: null },
+    { bench: 'collectives', figure: `${figure} vs memcpy`, unit: 'GB/s', dtlab: bus, peer: r.memcpy, peerName: 'memcpy in one thread', ratio: bus / r.memcpy, target: '-', met: null },
+  ];
+}
+
 async function main(): Promise<void> {
   let f: BenchFlags;
   try {
@@ -164,7 +177,9 @@ async function main(): Promise<void> {
   }));
   console.log('');
   printTable(f, rows, gloo);
-  console.log(`\n${summary(f, rows[rows.length - 1]!)}`);
+  const last = rows[rows.length - 1]!;
+  console.log(`\n${summary(f, last)}`);
+  reportFigures(figures(f, last, gloo));
   const wrong = rows.reduce((s, r) => s + Math.max(0, r.wrong), 0);
   if (wrong > 0) {
     console.error(`\nbench: ${wrong} wrong element(s) in total (see #wrong): the collective computed a wrong result.`);

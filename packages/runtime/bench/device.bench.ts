@@ -15,6 +15,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { launch, type LaunchResult } from '../src/index.ts';
 import { DETERMINISTIC_V8_FLAGS } from '../src/device/collect.ts';
+import { reportFigures, type BenchFigure } from '../../../scripts/bench-figures.ts';
 
 const quick = process.argv.includes('--quick');
 const load = !process.argv.includes('--no-load');
@@ -32,6 +33,8 @@ async function main(): Promise<void> {
   console.log(`device memory reproducibility and cost: ${RUNS} runs per backend, 2 ranks, ${STEPS} steps each${load ? ', a busy loop on another core' : ''}`);
   console.log(`machine: ${cpus[0]?.model ?? 'unknown cpu'}, ${cpus.length} cores, node ${process.version}; load average ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}\n`);
   const busy = load ? fork('-e', ['for (;;) {}'], { execArgv: [], stdio: 'ignore' }) : undefined;
+  // For `pnpm bench all`: how many distinct sets of figures each backend gave (target 1), with the wall-time cost beside.
+  const rows: BenchFigure[] = [];
   try {
     console.log(`${'launch'.padEnd(26)}  distinct figures  collections per rank  peak (rank 0)  wall with device  wall without  ratio`);
     const cases = [
@@ -57,6 +60,8 @@ async function main(): Promise<void> {
         without.push(performance.now() - t1);
       }
       const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+      rows.push({ bench: 'device', figure: `distinct device figures over ${RUNS} runs, ${name}`, unit: 'sets', dtlab: seen.size, peer: null, peerName: '-', ratio: null, target: '= 1 set', met: seen.size === 1 });
+      rows.push({ bench: 'device', figure: `a launch with the device vs without, ${name}`, unit: 'ms', dtlab: med(withDevice), peer: med(without), peerName: 'the same launch, no device', ratio: med(withDevice) / med(without), target: '-', met: null });
       console.log(
         `${name.padEnd(26)}  ${String(seen.size).padStart(16)}  ${collections.padStart(20)}  ${`${(peak / 2 ** 20).toFixed(2)} MiB`.padStart(13)}  ${`${med(withDevice).toFixed(0)} ms`.padStart(16)}  ${`${med(without).toFixed(0)} ms`.padStart(12)}  ${(med(withDevice) / med(without)).toFixed(2)}x`,
       );
@@ -64,6 +69,7 @@ async function main(): Promise<void> {
   } finally {
     busy?.kill();
   }
+  reportFigures(rows);
   console.log('\nwall times are medians of whole launches (worker start-up included on the workers backend).');
 }
 

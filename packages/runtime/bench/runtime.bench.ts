@@ -29,6 +29,7 @@ import { Worker } from 'node:worker_threads';
 import { launch } from '../src/index.ts';
 import { DEFAULT_POLL_US } from '../src/backends/poll.ts';
 import type { PingPongTimes } from './rank-programs.ts';
+import { meets, reportFigures, type BenchFigure } from '../../../scripts/bench-figures.ts';
 
 const quick = process.argv.includes('--quick');
 const PROGRAMS = fileURLToPath(new URL('./rank-programs.ts', import.meta.url));
@@ -114,8 +115,11 @@ console.log(`  ${pad('size', 8)} ${pad('pollUs', 8)} ${pad('median', 12)} ${pad(
 const bare = await rawRelayUs(quick ? 1000 : 5000);
 // Warm-up is long because V8 optimizes the message path only after a few thousand round trips.
 const rows: [number, number | undefined][] = [[8, undefined], [4096, undefined], [4096, 0]];
+// For `pnpm bench all`: the two rows with targets.
+const figures: BenchFigure[] = [];
 for (const [bytes, pollUs] of rows) {
   const r = await pingPong(bytes, 5000, quick ? 1000 : 5000, false, false, pollUs);
+  if (bytes === 4096 && pollUs === undefined) figures.push({ bench: 'runtime', figure: '4 KiB round trip, 2 worker ranks', unit: 'µs', dtlab: r.medianUs, peer: bare, peerName: 'bare postMessage, same four hops', ratio: r.medianUs / bare, target: '<= 100 µs', met: meets(r.medianUs, '<=', 100) });
   const target = bytes === 4096 && pollUs === undefined ? verdict(r.medianUs <= 100, '<= 100 µs') : '';
   console.log(
     `  ${pad(bytes === 8 ? '8 B' : '4 KiB', 8)} ${pad(String(pollUs ?? `${DEFAULT_POLL_US}`), 8)} ${pad(`${fmt(r.medianUs)} µs`, 12)} ${pad(`${fmt(r.p10Us)} .. ${fmt(r.p90Us)} µs`, 20)} ${pad(`${fmt(bare)} µs`, 10)} ${pad(`${fmt(r.medianUs / bare, 2)}x`, 7)} ${target}`,
@@ -135,6 +139,7 @@ for (const mib of [1, 16, 64]) {
   const gbs = (p: PingPongTimes) => bytes / 1e3 / (p.medianUs / 2);
   const mem = bytes / 1e3 / into.memcpyUs!;
   const target = mib === 64 ? verdict(gbs(into) / mem >= 0.4, '>= 40%') : '';
+  if (mib === 64) figures.push({ bench: 'runtime', figure: '64 MiB one-way transfer (recv into)', unit: 'GB/s', dtlab: gbs(into), peer: mem, peerName: 'memcpy in rank 0', ratio: gbs(into) / mem, target: '>= 0.40x', met: meets(gbs(into) / mem, '>=', 0.4) });
   console.log(
     `  ${pad(`${mib} MiB`, 8)} ${pad(`${fmt(gbs(into), 2)} GB/s`, 11)} ${pad(`${fmt(gbs(fresh), 2)} GB/s`, 11)} ${pad(`${fmt(mem, 2)} GB/s`, 11)} ${pad(`${fmt(sliceGBs(bytes), 2)} GB/s`, 11)} ${pad(pct(gbs(into) / mem), 12)} ${pad(pct(gbs(fresh) / mem), 11)} ${target}`,
   );
@@ -144,3 +149,4 @@ recv into: into a preallocated tensor; the send copies into a buffer recycled fr
   recv into, so each message is two copies in memory already mapped.
 recv new: a new tensor each time; each send copies into fresh memory (page faults).
 fresh copy: Float32Array.prototype.slice (a copy into a new buffer), timed in the launching thread.`);
+reportFigures(figures);

@@ -2,6 +2,9 @@
  * A WorkerPool lends the same rank workers to launch after launch, replaces
  * the ones a launch had to stop, and keeps launches apart.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { launch, WorkerPool } from '../src/index.ts';
 import { program } from './support.ts';
@@ -66,6 +69,24 @@ describe('a worker pool', () => {
     await p.close();
     await warming;
     expect(p.size).toBe(0);
+  });
+
+  it('stops workers that are still starting when it closes, rather than wait for them to come up', async () => {
+    // A "bundle" whose loading never ends: these workers would never say they are ready.
+    const dir = mkdtempSync(join(tmpdir(), 'dtlab-pool-stuck-'));
+    const bundle = join(dir, 'stuck-bundle.cjs');
+    writeFileSync(bundle, 'for (;;) {}\n');
+    try {
+      const p = new WorkerPool({ memoryLimitMb: 64, startupTimeoutMs: 3_600_000, precompiled: { bundle, modules: {} } });
+      const warming = p.warm(2);
+      // Waiting for the starts (an hour each, three attempts) would outlast the test; close() stops them.
+      await p.close();
+      await warming;
+      expect(p.size).toBe(0);
+      await expect(p.acquire(1)).rejects.toThrow(/closed/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('reports workers that cannot start as rank errors, after retrying', async () => {

@@ -23,8 +23,9 @@ import os from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import { loadTfjs } from './tfjs.ts';
 import { TorchPeer, b64 } from './torch.ts';
-import { benchKernels, printTargets } from './kernel.ts';
-import { benchMetering, printMetering } from './metering.ts';
+import { benchKernels, printTargets, type KernelRow } from './kernel.ts';
+import { benchMetering, printMetering, type MeteringRow } from './metering.ts';
+import { meets, reportFigures, type BenchFigure } from '../../../scripts/bench-figures.ts';
 import { type Tensor, nn, noGrad, optim, randn, Generator } from '../src/index.ts';
 
 const quick = process.argv.includes('--quick');
@@ -263,6 +264,21 @@ function printTable(rows: Row[]): void {
   for (const b of body) console.log(line(b));
 }
 
+/** This run's rows for `pnpm bench all`: the issue-22 targets (torch, the kernel, metering) and tfjs as a peer. */
+function figures(rows: Row[], kernels: KernelRow[], metering: MeteringRow[], torchName: string | null): BenchFigure[] {
+  const out: BenchFigure[] = [];
+  for (const r of rows.filter((x) => x.unit === 'GFLOP/s' && !x.name.startsWith('matmul 64x'))) {
+    const ratio = r.torchRatio ?? null;
+    out.push({ bench: 'tensor', figure: `${r.name} vs torch`, unit: r.unit, dtlab: r.dtlab, peer: r.torch ?? null, peerName: torchName ?? 'torch (not importable here)', ratio, target: '>= 1.0x', met: meets(ratio, '>=', 1.0) });
+  }
+  for (const r of rows) out.push({ bench: 'tensor', figure: `${r.name} vs tfjs`, unit: r.unit, dtlab: r.dtlab, peer: r.tfjs, peerName: `tfjs-core ${tf.version_core}, cpu`, ratio: r.ratio, target: '-', met: null });
+  const step = kernels.find((k) => k.unit === 'ms/step');
+  if (step) out.push({ bench: 'tensor', figure: `${step.name}, WebAssembly kernel vs JavaScript`, unit: step.unit, dtlab: step.wasm, peer: step.js, peerName: 'the JavaScript kernel (before)', ratio: step.ratio, target: '>= 1.5x', met: meets(step.ratio, '>=', 1.5) });
+  const m = metering[0];
+  if (m) out.push({ bench: 'tensor', figure: `${m.name}, metered vs not`, unit: m.unit, dtlab: m.on, peer: m.off, peerName: 'the same step with no meter', ratio: m.on / m.off, target: '<= 1.05x', met: meets(m.on / m.off, '<=', 1.05) });
+  return out;
+}
+
 async function main(): Promise<void> {
   await loadTfjs();
   const cpus = os.cpus();
@@ -280,8 +296,11 @@ async function main(): Promise<void> {
   printTable(rows);
   console.log('\nratio: dtlab/peer for GFLOP/s, peer_ms/dtlab_ms (speedup) for ms/step; above 1x is dtlab faster.');
   console.log('torch check: max|diff| of the product from dtlab\'s, |loss diff| over the first two steps.\n');
-  printTargets(rows, benchKernels(quick));
-  printMetering(benchMetering(quick, SEED));
+  const kernels = benchKernels(quick);
+  printTargets(rows, kernels);
+  const metering = benchMetering(quick, SEED);
+  printMetering(metering);
+  reportFigures(figures(rows, kernels, metering, t ? `torch ${t.torch}, ${t.threads} thread` : null));
   if (failed) {
     console.error('\nbench: a correctness check failed (see the check column): dtlab and tfjs disagree.');
     process.exit(1);

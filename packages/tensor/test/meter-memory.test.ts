@@ -8,6 +8,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { RankMeter, installAllocationHooks, runInContext, type DeviceModel, type RegistryWithCleanup } from '../src/meter/index.ts';
+import { installHostHooks } from '../src/meter/hooks-host.ts';
 import { nn, optim, randn, zeros, type Tensor } from '../src/index.ts';
 
 v8.setFlagsFromString('--expose-gc');
@@ -120,9 +121,49 @@ describe('raw buffers a program allocates itself', () => {
     ['structuredClone', () => structuredClone({ m: new Float32Array(30), v: [new Float64Array(5)] }), 120 + 40],
     ['Buffer.alloc', () => Buffer.alloc(300), 300],
     ['TextEncoder.encode', () => new TextEncoder().encode('x'.repeat(77)), 77],
+    ['new Blob (hooked when first read)', () => new Blob(['y'.repeat(500)]), 500],
     ['WebAssembly.Memory', () => new (globalThis as unknown as { WebAssembly: { Memory: new (d: { initial: number }) => object } }).WebAssembly.Memory({ initial: 2 }), 2 * 65536],
   ])('%s', async (_what, make, bytes) => {
     expect((await counted(make)).bytes).toBe(bytes);
+  });
+
+  it("Node's lazily loaded globals are hooked when first read, not loaded by installing the hooks", async () => {
+    // A global object like Node's: Response is a getter that loads its module on first use.
+    let loads = 0;
+    // Made outside any meter context, as Node's own code makes a body: only the hook can count it.
+    const body = new ArrayBuffer(64);
+    class Response {
+      arrayBuffer(): Promise<ArrayBuffer> {
+        return Promise.resolve(body);
+      }
+    }
+    const original = Response.prototype.arrayBuffer;
+    const g: Record<string, unknown> = { ArrayBuffer };
+    Object.defineProperty(g, 'Response', {
+      get() {
+        loads++;
+        Object.defineProperty(g, 'Response', { value: Response, writable: true, configurable: true });
+        return Response;
+      },
+      configurable: true,
+      enumerable: false,
+    });
+    expect(installHostHooks(g)).toContain('Response');
+    expect(loads).toBe(0);
+    expect(Object.getOwnPropertyDescriptor(g, 'Response')!.get).toBeTypeOf('function');
+    const R = g.Response as typeof Response;
+    expect(R).toBe(Response);
+    expect(loads).toBe(1);
+    expect(R.prototype.arrayBuffer).not.toBe(original);
+    expect(g.Response).toBe(Response);
+    expect(loads).toBe(1);
+    // What the hooked method hands back is counted, in a meter context.
+    const meter = meterOf();
+    const out = await runInContext(meter.rootContext(), () => new R().arrayBuffer());
+    await nextJob();
+    meter.memory!.point(true);
+    expect(out).toBe(body);
+    expect(meter.figures().memory!.inUseByLabel['Response.arrayBuffer']).toBe(64);
   });
 
   it('a view of memory already counted adds nothing', async () => {

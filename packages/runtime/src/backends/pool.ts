@@ -63,6 +63,8 @@ export class WorkerPool {
   // Starts begun by warm() that no launch has claimed yet, oldest first.
   private readonly starting: Promise<RankWorker>[] = [];
   private readonly all = new Set<RankWorker>();
+  // Threads still starting (startOnce), so that close() can stop them rather than wait for them to come up.
+  private readonly booting = new Set<Worker>();
   private closed = false;
 
   constructor(private readonly opts: WorkerPoolOptions = {}) {
@@ -97,7 +99,10 @@ export class WorkerPool {
       );
       return p;
     });
-    await Promise.all(started);
+    // A start that failed fails the warm-up, unless the pool was closed meanwhile (close() stops starts).
+    const settled = await Promise.allSettled(started);
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed && !this.closed) throw failed.reason;
   }
 
   /** @internal Lends `n` ready workers: idle ones, then ones warm() is starting, then new ones. */
@@ -135,9 +140,14 @@ export class WorkerPool {
     return gone;
   }
 
-  /** Terminates every worker. */
+  /**
+   * Terminates every worker, those still starting too: a worker that warm()
+   * or a release began (a fresh one for the next launch) and no launch will
+   * take is stopped where it is, not left to finish starting first.
+   */
   async close(): Promise<void> {
     this.closed = true;
+    await Promise.all([...this.booting].map((w) => w.terminate()));
     await Promise.allSettled([...this.starting]); // each is discarded as it comes up
     await Promise.all([...this.all].map((w) => this.discard(w)));
   }
@@ -161,6 +171,7 @@ export class WorkerPool {
     const attempts = this.opts.startupAttempts ?? 3;
     const problems: string[] = [];
     for (let attempt = 1; attempt <= attempts; attempt++) {
+      if (this.closed) throw new WorkerStartError('the worker pool was closed while the worker started');
       try {
         const w = await this.startOnce();
         this.all.add(w);
@@ -185,12 +196,14 @@ export class WorkerPool {
       stderr: true,
       name: 'dtlab rank worker',
     });
+    this.booting.add(worker);
     // Output is read by each launch; until then it is drained and dropped.
     worker.stdout.resume();
     worker.stderr.resume();
     const limit = this.opts.startupTimeoutMs ?? 30_000;
     return new Promise((resolve, reject) => {
       const fail = (why: string) => {
+        this.booting.delete(worker);
         clearTimeout(timer);
         worker.off('message', onMessage);
         channel.port1.close();
@@ -200,6 +213,7 @@ export class WorkerPool {
       const timer = setTimeout(() => fail(`not ready after ${limit} ms`), limit);
       const onMessage = (m: { t?: string }) => {
         if (m?.t !== 'ready') return;
+        this.booting.delete(worker);
         clearTimeout(timer);
         worker.off('message', onMessage);
         worker.off('error', onError);

@@ -5,7 +5,7 @@
  * of blobs, responses and requests, and `WebAssembly.Memory` (its size, read
  * again at every point). See hooks.ts for the whole picture.
  */
-import { active, copyStatics, countNew, defineFunction, defineMethod, mimic, replaceGlobal, type AnyCtor, type Globals } from './hooks-util.ts';
+import { active, copyStatics, countNew, defineFunction, defineMethod, hookWhenRead, mimic, replaceGlobal, type AnyCtor, type Globals } from './hooks-util.ts';
 
 /** Wraps what `g` has of the APIs above; returns the names of what it wrapped. */
 export function installHostHooks(g: Globals): string[] {
@@ -64,26 +64,37 @@ export function installHostHooks(g: Globals): string[] {
     done.push('Buffer');
   }
 
+  // Blob, File, Response and Request are Node's lazily loaded globals: hooked when first read (hookWhenRead).
   for (const name of ['Blob', 'File']) {
-    const Orig = g[name] as AnyCtor | undefined;
-    if (typeof Orig !== 'function') continue;
-    const Sub = { [name]: class extends Orig {
-      constructor(...args: any[]) {
-        super(...args);
-        const mem = active();
-        const size = (this as unknown as { size: number }).size;
-        if (mem !== undefined && size > 0) {
-          mem.reserve(size, name, [size], 'uint8');
-          mem.track(this, size, name, [size], 'uint8');
+    const found = hookWhenRead(g, name, (Orig) => {
+      if (typeof Orig !== 'function') return Orig;
+      const Sub = { [name]: class extends (Orig as AnyCtor) {
+        constructor(...args: any[]) {
+          super(...args);
+          const mem = active();
+          const size = (this as unknown as { size: number }).size;
+          if (mem !== undefined && size > 0) {
+            mem.reserve(size, name, [size], 'uint8');
+            mem.track(this, size, name, [size], 'uint8');
+          }
         }
-      }
-    } }[name]!;
-    replaceGlobal(g, name, Sub);
-    done.push(name);
+      } }[name]!;
+      if (name === 'Blob') hookReads(Sub.prototype as unknown as Record<string, unknown>, name);
+      return Sub;
+    });
+    if (found) done.push(name);
   }
-  for (const name of ['Blob', 'Response', 'Request']) {
-    const proto = (g[name] as { prototype?: Record<string, unknown> } | undefined)?.prototype;
-    if (!proto) continue;
+  for (const name of ['Response', 'Request']) {
+    const found = hookWhenRead(g, name, (Orig) => {
+      const proto = (Orig as { prototype?: Record<string, unknown> } | undefined)?.prototype;
+      if (proto) hookReads(proto, name);
+      return Orig;
+    });
+    if (found) done.push(name);
+  }
+
+  /** Counts what the `arrayBuffer()`, `blob()` and `bytes()` of `proto` hand back. */
+  function hookReads(proto: Record<string, unknown>, name: string): void {
     for (const method of ['arrayBuffer', 'blob', 'bytes']) {
       const orig = proto[method];
       if (typeof orig !== 'function') continue;

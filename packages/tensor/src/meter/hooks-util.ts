@@ -92,6 +92,40 @@ export function replaceGlobal(g: Globals, name: string, wrapper: unknown): void 
   Object.defineProperty(g, name, { value: wrapper, writable: d?.writable ?? true, enumerable: d?.enumerable ?? false, configurable: true });
 }
 
+/**
+ * Runs `hook` on the global `name` when the program first reads it, not now,
+ * and makes what `hook` returns the global from then on. Node defines many
+ * globals as getters that load their module on first use (fetch's `Response`
+ * and `Request` load undici, which cost a rank worker a sixth of its start-up
+ * CPU time), and a confined rank removes them unread (the runtime's
+ * precompiled-loader.cjs): hooked lazily, they are loaded only where used. A
+ * global that is a plain value is hooked at once. False when `g` has no `name`.
+ */
+export function hookWhenRead(g: Globals, name: string, hook: (value: unknown) => unknown): boolean {
+  const d = Object.getOwnPropertyDescriptor(g, name);
+  if (!d) return false;
+  const settle = (value: unknown) => Object.defineProperty(g, name, { value, writable: true, enumerable: d.enumerable ?? false, configurable: true });
+  if (!d.get || !d.configurable) {
+    const before = g[name];
+    const after = hook(before);
+    if (after !== before) settle(after);
+    return true;
+  }
+  const load = d.get;
+  Object.defineProperty(g, name, {
+    get() {
+      // Node's getter redefines the global as its value; the hooked value then takes its place.
+      const value = hook(load.call(g));
+      settle(value);
+      return value;
+    },
+    set: settle,
+    enumerable: d.enumerable ?? false,
+    configurable: true,
+  });
+  return true;
+}
+
 /** A method (not a constructor) named `name`, set on `proto` as the original was. */
 export function defineMethod(proto: Record<string, unknown>, name: string, fn: (this: any, ...args: any[]) => unknown): void {
   const d = Object.getOwnPropertyDescriptor(proto, name);
