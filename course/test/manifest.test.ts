@@ -21,12 +21,13 @@ describe('course/course.json', () => {
       'Profiling one worker, and scaling laws',
     ]);
     expect(course.chapters.map((c) => c.number)).toEqual([1, 2, 3, 4, 5]);
-    expect(course.chapters[0]!.exercises).toEqual(['ex01-allreduce-mean', 'ex02-ring-scatter-reduce']);
+    expect(course.chapters[0]!.exercises).toEqual(['ex01-allreduce-mean', 'ex02-ring-scatter-reduce', 'ex04-ddp-from-scratch', 'ex05-bucketed-overlap', 'ex06-gradient-accumulation']);
     expect(course.chapters[1]!.exercises).toEqual(['ex03-zero-sharding', 'ex07-zero-stage-2', 'ex08-fsdp']);
     expect(course.chapters[2]!.exercises).toEqual(['ex09-megatron-mlp', 'ex10-vocab-parallel-ce']);
     expect(course.chapters[3]!.exercises).toEqual(['ex11-gpipe', 'ex12-1f1b']);
-    expect(course.chapters.map((c) => c.status)).toEqual(['complete', 'complete', 'complete', 'complete', 'outline']);
-    expect(course.chapters.slice(0, 4).every((c) => c.knowledgeCheck?.questions === 10 && c.knowledgeCheck.passPercent === 80)).toBe(true);
+    expect(course.chapters[4]!.exercises).toEqual(['ex13-profile-before-scaling', 'ex14-collective-by-size', 'ex15-compute-optimal']);
+    expect(course.chapters.map((c) => c.status)).toEqual(['complete', 'complete', 'complete', 'complete', 'complete']);
+    expect(course.chapters.every((c) => c.knowledgeCheck?.questions === 10 && c.knowledgeCheck.passPercent === 80)).toBe(true);
   });
 
   it('finds chapters by number and refuses others', () => {
@@ -60,7 +61,7 @@ describe('the course schema', () => {
 
   it('refuses unknown fields, bad exercise names, paths that leave the course and duplicate chapter ids', () => {
     expect(broken((m) => (m.chapters[0].points = 3)).problems.join('\n')).toMatch(/unknown field 'points'/);
-    expect(broken((m) => m.chapters[0].exercises.push('exercise-four')).problems.join('\n')).toMatch(/exercises\/2.*pattern/);
+    expect(broken((m) => m.chapters[0].exercises.push('exercise-four')).problems.join('\n')).toMatch(/exercises\/5.*pattern/);
     expect(broken((m) => (m.chapters[0].reading = '../README.md')).problems.join('\n')).toMatch(/reading.*pattern/);
     expect(broken((m) => (m.chapters[1].id = m.chapters[0].id)).problems.join('\n')).toMatch(/two chapters have the id 'data-parallelism'/);
   });

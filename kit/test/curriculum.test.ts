@@ -56,7 +56,11 @@ function miniRepo(folders: string[] = [EX01]): KitLayout {
 
 describe('the curriculum as it is', () => {
   it('has no findings: ids, folders, turbo tasks and lockfile entries are in order', () => {
-    expect(checkCurriculum(REPO).list).toEqual([]);
+    // The one finding allowed: issue 18 numbered chapter 1's later labs ex04-ex06, after ex03 of
+    // chapter 2, so they come after an exercise of a later chapter (a warning, never an error).
+    const late = new Set(['ex04-ddp-from-scratch', 'ex05-bucketed-overlap', 'ex06-gradient-accumulation']);
+    const expected = (f: { level: string; check: string; message: string }) => f.level === 'warning' && f.check === 'ids' && late.has(f.message.split(' ')[0]!) && /is in chapter 1, after an exercise of chapter 2/.test(f.message);
+    expect(checkCurriculum(REPO).list.filter((f) => !expected(f))).toEqual([]);
     expect(turboProblems(REPO, exerciseFolderNames(REPO))).toEqual([]);
   });
 

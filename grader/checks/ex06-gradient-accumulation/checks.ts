@@ -76,7 +76,10 @@ export function expectTraining(ctx: CheckContext, run: Run): void {
     const lengths = s.lengths[step]!.map((l) => `[${l.join(', ')}]`).join(', ');
     const at = `step ${step + 1} with ${ranksWord(worldSize)} (micro-batch lengths by rank: ${lengths})`;
     const wrong = outputs.some((o) => o.grads[step]!.some((g, i) => !close(g, want.grads[step]![i]!, GRAD_TOLERANCE)));
-    if (wrong && step === 0) noteMeanOfMeans(ctx, run, want.grads[0]!);
+    if (wrong && step === 0) {
+      noteMeanOfMeans(ctx, run, want.grads[0]!);
+      noteScaled(ctx, run, want.grads[0]!);
+    }
     outputs.forEach((o, rank) =>
       names.forEach((name, i) => {
         const g = o.grads[step]![i]!;
@@ -95,6 +98,29 @@ function noteMeanOfMeans(ctx: CheckContext, run: Run, want: Tensor[]): void {
   if (ranks.length === run.outputs.length && !tempting.every((g, i) => close(g, want[i]!, GRAD_TOLERANCE))) {
     ctx.note(`at step 1 every rank holds the gradient of the mean of its micro-batches' mean losses (averaged over the ranks), not of the mean over the step's examples: with micro-batches of ${run.spec.lengths[0]![0]!.join(', ')} examples, an example of the shortest weighs ${Math.max(...run.spec.lengths[0]![0]!) / Math.min(...run.spec.lengths[0]![0]!)} times one of the longest`);
   }
+}
+
+/**
+ * Notes when every rank's first-step gradients are all one constant times
+ * the right ones (a sum where a mean belongs, a count divided twice), naming
+ * the factor beside the rank's example count n and the rank count N, which
+ * are what such factors are made of.
+ */
+function noteScaled(ctx: CheckContext, run: Run, want: Tensor[]): void {
+  const w = want.flatMap((g) => g.toArray());
+  const ww = w.reduce((sum, v) => sum + v * v, 0);
+  if (!(ww > 0)) return;
+  const factors = run.outputs.map((o) => {
+    const g = o.grads[0]!.flatMap((t) => t.toArray());
+    if (g.length !== w.length) return null;
+    const c = g.reduce((sum, v, i) => sum + v * w[i]!, 0) / ww;
+    const tol = { rtol: 1e-4, atol: 1e-6 };
+    return g.every((v, i) => Math.abs(v - c * w[i]!) <= tol.atol + tol.rtol * Math.abs(c * w[i]!)) ? c : null;
+  });
+  const c = factors[0];
+  if (c == null || factors.some((f) => f == null || Math.abs(f - c) > 1e-4 * Math.abs(c)) || Math.abs(c - 1) < 1e-3) return;
+  const n = run.spec.lengths[0]![0]!.reduce((sum, l) => sum + l, 0);
+  ctx.note(`at step 1 every rank's gradients are ${Number(c.toPrecision(4))} times the right ones (this run: n = ${n} examples per rank, N = ${run.worldSize} ranks): the direction is right and the scale is not; the step's loss is the mean over its N·n examples, counted once`);
 }
 
 /**

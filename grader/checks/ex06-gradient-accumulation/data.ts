@@ -38,10 +38,23 @@ export function makeModel(spec: AccumulationSpec): nn.MLP {
   return new nn.MLP(spec.sizes, { seed: deriveSeed(spec.seed, 31), activation: 'tanh' });
 }
 
+/**
+ * A seed for each (step, rank, micro-batch), one key at a time. One
+ * deriveSeed call over several small keys is not enough here: its state only
+ * XORs each key in and adds a constant, so key lists such as (rank 0,
+ * micro-batch 1) and (rank 1, micro-batch 2) can give the same seed, and two
+ * ranks would hold the same micro-batches in another order (gradients that
+ * agree across ranks hide a missing all-reduce). Each call is one-to-one in
+ * its last key, and its output is hashed before the next key goes in.
+ */
+function microBatchSeed(seed: number, step: number, rank: number, i: number): number {
+  return [step, rank, i].reduce((s, key) => deriveSeed(s, key), deriveSeed(seed, 37));
+}
+
 /** Micro-batch `i` of rank `rank` at step `step`: inputs and class labels. */
 export function microBatch(spec: AccumulationSpec, step: number, rank: number, i: number): { x: Tensor; y: number[] } {
   const n = spec.lengths[step]![rank]![i]!;
-  const gen = new Generator(deriveSeed(spec.seed, 37, step, rank, i));
+  const gen = new Generator(microBatchSeed(spec.seed, step, rank, i));
   const x = Array.from({ length: n }, () => Array.from({ length: spec.sizes[0]! }, () => gen.normal()));
   const y = Array.from({ length: n }, () => gen.int(spec.sizes[spec.sizes.length - 1]!));
   return { x: tensor(x, { shape: [n, spec.sizes[0]!] }), y };
