@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import bank2 from '../chapters/02-sharding/bank.ts';
 import { drawQuiz, formatNumber, regradeAttempt, type DrawnQuestion } from '../src/index.ts';
-import { cleanup, cli, scratch } from './helpers.ts';
+import { execa } from 'execa';
+import { cleanup, cli, scratch, scratchRepo } from './helpers.ts';
 
 afterAll(cleanup);
 
@@ -78,10 +79,17 @@ describe('pnpm quiz 2 --answers', () => {
     const q = join(dir, 'a.txt');
     writeFileSync(q, '1: a\n');
     expect((await cli('quiz', ['1', '--answers', q, '--dir', dir])).stderr).toMatch(/no seed/);
-    // Chapter 5 is the one chapter still an outline, without a knowledge check.
-    const outline = await cli('quiz', ['5', '--dir', dir]);
+    // A chapter still an outline has no knowledge check: made so in a scratch copy of the course.
+    const root = scratchRepo();
+    const manifest = join(root, 'course', 'course.json');
+    const course = JSON.parse(readFileSync(manifest, 'utf8')) as { chapters: { status: string; knowledgeCheck?: unknown; experiments: unknown[] }[] };
+    const fifth = course.chapters[4]!;
+    fifth.status = 'outline';
+    delete fifth.knowledgeCheck;
+    writeFileSync(manifest, JSON.stringify(course, null, 2));
+    const outline = await execa('node', ['--import', 'tsx', join(root, 'course', 'src', 'cli', 'quiz.ts'), '5', '--dir', dir], { cwd: root, reject: false, env: { NO_COLOR: '1' } });
     expect(outline.exitCode).toBe(2);
-    expect(outline.stderr).toMatch(/chapter 5 \(Profiling one worker, and scaling laws\) has no knowledge check yet/);
+    expect(String(outline.stderr)).toMatch(/chapter 5 \(Profiling one worker, and scaling laws\) has no knowledge check yet/);
     const tty = await cli('quiz', ['1', '--dir', dir]);
     expect(tty.exitCode).toBe(2);
     expect(tty.stderr).toMatch(/--questions q\.txt, fill it in, then pnpm quiz 1 --answers q\.txt/);
