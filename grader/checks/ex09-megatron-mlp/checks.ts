@@ -11,11 +11,12 @@
  * Tolerance: float64, rtol 1e-9 and atol 1e-10 (see data.ts: the only
  * difference the maths allows is the order of additions).
  */
+import { createHash } from 'node:crypto';
 import type { LaunchResult, TraceEvent } from '@dtlab/runtime';
 import type { Tensor } from '@dtlab/tensor';
 import { programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { hiddenShard, reference, type MLPSpec, type Reference } from './data.ts';
-import { FENCE_TAG, PASS_RESULT, type PassResult } from './programs.ts';
+import { PASS_RESULT, type PassResult } from './programs.ts';
 
 const ENTRY = 'src/megatron-mlp.ts';
 const program = { module: programPath(import.meta.url, './programs.ts'), export: 'mlpPass' };
@@ -23,8 +24,15 @@ const program = { module: programPath(import.meta.url, './programs.ts'), export:
 /** The tolerance of every value comparison (float64; see the file comment). */
 export const TOLERANCE = { rtol: 1e-9, atol: 1e-10 };
 
-/** Tags from here on belong to @dtlab/collectives' calls: call i of a rank uses COLLECTIVE_TAG + i. */
-const COLLECTIVE_TAG = 2 ** 30;
+/**
+ * The fence tag of one launch, drawn from the check's secret (`ctx.markKey()`)
+ * and the spec: 48 bits of a SHA-256, above 2^31 so that it meets neither
+ * @dtlab/collectives' tags (2^30 + call) nor a small tag a student picks.
+ * The submission never sees the key, so it cannot send a fence of its own.
+ */
+export function fenceTagOf(key: string, label: string): number {
+  return 2 ** 31 + createHash('sha256').update(`${key} ${label}`).digest().readUIntBE(0, 6);
+}
 
 /** The public checks' MLP: 12 hidden units, which 2 and 4 ranks split evenly. */
 export function publicSpec(ctx: CheckContext, worldSize: number): MLPSpec {
@@ -37,13 +45,17 @@ export interface Pass {
   worldSize: number;
   outputs: PassResult[];
   result: LaunchResult;
+  /** The launch's fence tag (fence k is `fenceTag + k`). */
+  fenceTag: number;
 }
 
 /** Runs one forward and backward of the submission on `worldSize` ranks, once per grading for each spec (checks share it). */
 export function runPass(ctx: CheckContext, worldSize: number, spec: MLPSpec): Promise<Pass> {
-  return ctx.shared(`ex09 pass ${worldSize} ${JSON.stringify(spec)}`, async () => {
-    const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), spec], returns: PASS_RESULT });
-    return { spec, worldSize, outputs: result.ranks.map((r) => r.value as PassResult), result };
+  const key = `ex09 pass ${worldSize} ${JSON.stringify(spec)}`;
+  return ctx.shared(key, async () => {
+    const fenceTag = fenceTagOf(ctx.markKey(), key);
+    const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), spec, fenceTag], returns: PASS_RESULT });
+    return { spec, worldSize, outputs: result.ranks.map((r) => r.value as PassResult), result, fenceTag };
   });
 }
 
@@ -79,66 +91,76 @@ export function expectGradients(ctx: CheckContext, pass: Pass, ref: Reference = 
   });
 }
 
-/** What one phase (forward or backward) sent: its messages' tags and elements, over all ranks. */
+/** What one phase (forward or backward) sent: its messages' tags and size, over all ranks. */
 export interface PhaseTraffic {
   /** Distinct tags, each a collective call or a stream of plain messages. */
   calls: number;
   messages: number;
-  /** Elements sent by all ranks together. */
-  elements: number;
-  /** The largest message, in elements. */
+  /** Bytes sent by all ranks together, as the trace charges them (an empty tensor's shape: 8 bytes a dimension). */
+  bytes: number;
+  /** The largest message, in bytes. */
   largest: number;
 }
 
 /**
  * Splits the trace at each rank's fences (see programs.ts): phase 0 is the
- * forward, phase 1 the backward. A rank's messages enter the trace in the
- * order it sent them.
+ * forward, phase 1 the backward, phase 2 anything a rank sent after its
+ * backward's fence (which the MLP must not send). A rank's messages enter
+ * the trace in the order it sent them. Only a self-message tagged
+ * `fenceTag + k` for the rank's next k is a fence; any other message, a
+ * self-message under any other tag included, is traffic of the phase it is
+ * sent in.
  */
-export function phases(trace: TraceEvent[], worldSize: number): [PhaseTraffic, PhaseTraffic] {
+export function phases(trace: TraceEvent[], worldSize: number, fenceTag: number): [PhaseTraffic, PhaseTraffic, PhaseTraffic] {
   const phase = new Array<number>(worldSize).fill(0);
-  const out = [0, 1].map(() => ({ tags: new Set<number>(), messages: 0, elements: 0, largest: 0 }));
+  const out = [0, 1, 2].map(() => ({ tags: new Set<number>(), messages: 0, bytes: 0, largest: 0 }));
   for (const e of trace) {
-    if (e.tag >= FENCE_TAG && e.tag < COLLECTIVE_TAG && e.src === e.dst) {
-      phase[e.src] = e.tag - FENCE_TAG + 1;
+    const at = phase[e.src]!;
+    if (e.src === e.dst && at < 2 && e.tag === fenceTag + at) {
+      phase[e.src] = at + 1;
       continue;
     }
-    const p = out[phase[e.src]!];
-    if (!p) continue; // after the backward: not the MLP's
+    const p = out[at]!;
     p.tags.add(e.tag);
     p.messages++;
-    p.elements += e.count;
-    p.largest = Math.max(p.largest, e.count);
+    p.bytes += e.bytes;
+    p.largest = Math.max(p.largest, e.bytes);
   }
-  return out.map((p) => ({ calls: p.tags.size, messages: p.messages, elements: p.elements, largest: p.largest })) as [PhaseTraffic, PhaseTraffic];
+  return out.map((p) => ({ calls: p.tags.size, messages: p.messages, bytes: p.bytes, largest: p.largest })) as [PhaseTraffic, PhaseTraffic, PhaseTraffic];
 }
 
 /**
  * The forward must send exactly one ring all-reduce of the output [B, O],
  * the backward exactly one of x's gradient [B, D]: one tag each (one
- * collective call), and 2·(N-1)·n elements in all for a tensor of n
- * elements (a ring all-reduce, the default of @dtlab/collectives, sends
- * N-1 chunks to reduce and N-1 to gather on every rank, and at each step the
- * ranks' chunks together cover the tensor once). On one rank, nothing.
+ * collective call), and 2·(N-1)·n float64 elements, 16·(N-1)·n bytes, in
+ * all for a tensor of n elements (a ring all-reduce, the default of
+ * @dtlab/collectives, sends N-1 chunks to reduce and N-1 to gather on every
+ * rank, and at each step the ranks' chunks together cover the tensor once).
+ * On one rank, nothing. After the backward, nothing at all. Sizes are the
+ * trace's bytes, so an empty tensor's shape counts.
  */
 export function expectAllReduces(ctx: CheckContext, pass: Pass): void {
   const { spec, worldSize } = pass;
-  const [fwd, bwd] = phases(pass.result.trace, worldSize);
+  const [fwd, bwd, after] = phases(pass.result.trace, worldSize, pass.fenceTag);
   const want = [
     { name: 'forward', t: fwd, n: spec.batch * spec.outDim, what: `the output y [${spec.batch}, ${spec.outDim}]` },
     { name: 'backward', t: bwd, n: spec.batch * spec.inDim, what: `the input's gradient [${spec.batch}, ${spec.inDim}]` },
   ];
+  const describe = (t: PhaseTraffic) => `${t.messages} message${t.messages === 1 ? '' : 's'} under ${t.calls} tag${t.calls === 1 ? '' : 's'}, ${t.bytes / 8} elements (${t.bytes} bytes) in all, the largest ${t.largest / 8}`;
   for (const { name, t, n, what } of want) {
     const calls = worldSize === 1 ? 0 : 1;
     const elements = 2 * (worldSize - 1) * n;
     const where = `in the ${name} pass with ${ranksText(worldSize)}`;
-    const sent = `${t.messages} message${t.messages === 1 ? '' : 's'} under ${t.calls} tag${t.calls === 1 ? '' : 's'}, ${t.elements} elements in all, the largest ${t.largest}`;
+    const sent = describe(t);
     if (t.calls !== calls) {
       ctx.fail(`${where} the ranks made ${t.calls} collective calls (${sent}); the MLP needs ${calls === 0 ? 'none on one rank' : `exactly one all-reduce here, of ${what}`}`, { rank: null, index: null, expected: `${calls} call${calls === 1 ? '' : 's'}`, actual: `${t.calls} calls`, label: `all-reduces ${where}` });
     }
-    if (t.elements !== elements) {
-      ctx.fail(`${where} the ranks sent ${sent}; one ring all-reduce of ${what} sends 2·(N-1)·${n} = ${elements} elements in all: ${t.elements > elements ? 'more is sent than that tensor, or it is sent in a more costly way' : 'less than that tensor: part of it is never reduced'}`, { rank: null, index: null, expected: `${elements} elements`, actual: `${t.elements} elements`, label: `elements sent ${where}` });
+    if (t.bytes !== 8 * elements) {
+      ctx.fail(`${where} the ranks sent ${sent}; one ring all-reduce of ${what} sends 2·(N-1)·${n} = ${elements} float64 elements (${8 * elements} bytes) in all: ${t.bytes > 8 * elements ? 'more is sent than that tensor, or it is sent in a more costly way' : 'less than that tensor: part of it is never reduced'}`, { rank: null, index: null, expected: `${elements} elements`, actual: `${t.bytes / 8} elements`, label: `elements sent ${where}` });
     }
+  }
+  if (after.messages > 0) {
+    ctx.fail(`with ${ranksText(worldSize)} the ranks sent ${describe(after)} after the backward pass had returned; the MLP's backward must finish its communication (one all-reduce of the input's gradient) before it returns`, { rank: null, index: null, expected: '0 messages', actual: `${after.messages} messages`, label: `messages after the backward with ${ranksText(worldSize)}` });
   }
 }
 

@@ -60,23 +60,30 @@ export function expectGradient(ctx: CheckContext, run: LossRun, ref = reference(
 /**
  * "A few values per token, never the logits": all ranks together may send
  * at most what four ring all-reduces of one value per token send,
- * 4 · 2·(N-1)·B elements (the maxima, the sums of exponentials and the
- * target logits take three), whatever V is. Gathering the logits would send
- * (N-1)·B·V elements.
+ * 4 · 2·(N-1)·B values (the maxima, the sums of exponentials and the
+ * target logits take three), of 8 bytes each at most (float64), whatever V
+ * is: 64·(N-1)·B bytes. Gathering the float32 logits would send
+ * 4·(N-1)·B·V bytes, V/16 times the limit (62x at V = 1000).
+ *
+ * Measured in the trace's `bytes`, never `count`: an empty tensor has no
+ * elements but its shape carries values ([0, a, b, ...]), and the fabric
+ * charges it 8 bytes a dimension, so bits hidden in shapes are counted too.
  */
 export function expectFewValuesPerToken(ctx: CheckContext, run: LossRun): string {
   const { spec } = run;
   const n = spec.worldSize;
-  const limit = 4 * 2 * (n - 1) * spec.batch;
-  const sent = run.result.trace.reduce((s, e) => s + e.count, 0);
-  const largest = run.result.trace.reduce((m, e) => Math.max(m, e.count), 0);
+  const values = 4 * 2 * (n - 1) * spec.batch;
+  const limit = 8 * values;
+  const sent = run.result.trace.reduce((s, e) => s + e.bytes, 0);
+  const largest = run.result.trace.reduce((m, e) => Math.max(m, e.bytes), 0);
+  const logitBytes = 4 * (n - 1) * spec.batch * spec.vocab;
   if (sent > limit) {
     ctx.fail(
-      `with ${ranksText(n)}, B = ${spec.batch} tokens and V = ${spec.vocab}, the ranks sent ${sent} elements in all (the largest message ${largest}); the loss needs a few values per token, at most 4 · 2·(N-1)·B = ${limit} elements, whatever V is (gathering the logits would send (N-1)·B·V = ${(n - 1) * spec.batch * spec.vocab})`,
-      { rank: null, index: null, expected: `<= ${limit} elements`, actual: `${sent} elements`, label: `elements sent with ${ranksText(n)}` },
+      `with ${ranksText(n)}, B = ${spec.batch} tokens and V = ${spec.vocab}, the ranks sent ${sent} bytes in all (the largest message ${largest} bytes, ${run.result.trace.length} messages); the loss needs a few values per token, at most 4 · 2·(N-1)·B = ${values} values of 8 bytes, ${limit} bytes, whatever V is (gathering the float32 logits would send 4·(N-1)·B·V = ${logitBytes} bytes; an empty tensor's shape counts 8 bytes a dimension)`,
+      { rank: null, index: null, expected: `<= ${limit} bytes`, actual: `${sent} bytes`, label: `bytes sent with ${ranksText(n)}` },
     );
   }
-  return `${ranksText(n)}, V = ${spec.vocab}: ${sent} elements sent in all (at most ${limit}; the logits are ${spec.batch * spec.vocab})`;
+  return `${ranksText(n)}, V = ${spec.vocab}: ${sent} bytes sent in all (at most ${limit}; the float32 logits are ${4 * spec.batch * spec.vocab} bytes)`;
 }
 
 /** The public checks' batches: plain logits, V split evenly over 2 ranks and unevenly over 4. */

@@ -7,7 +7,7 @@
  * and parameters (flat) and the loss the step reported.
  */
 import { profile, type Comm } from '@dtlab/runtime';
-import { Tensor, flattenTensors, optim, tensor, zeros } from '@dtlab/tensor';
+import { Tensor, flattenTensors, nn, ones, optim, tensor, zeros } from '@dtlab/tensor';
 import { loadExport, type ValueShape } from '@dtlab/grader';
 import { batchOf, makeStage, type PipelineSpec } from './data.ts';
 
@@ -58,15 +58,53 @@ export async function pipelineTraining(comm: Comm, entry: string, spec: Pipeline
 }
 
 /**
- * One timed step on the virtual device: every stage starts together (a
- * barrier), and the step runs inside a profiler region whose label holds
- * the check's secret key, so that no region of the submission's adds to it.
+ * The label of the region in which the timed run's rank program does
+ * micro-batch `k` (0 or 1) forward and backward through its stage itself:
+ * the work the step must do m times, measured on this device, in this run.
+ * The second one's backward adds into the gradients the first one left, as
+ * every micro-batch's after the first does.
  */
-export async function timedStep(comm: Comm, entry: string, spec: PipelineSpec, exportName: string, key: string): Promise<number> {
+export const referenceLabel = (key: string, k: number) => `reference micro-batch ${k} ${key}`;
+
+/** The label of the region around the submission's timed step. */
+export const stepLabel = (key: string) => `pipeline step ${key}`;
+
+/**
+ * One timed step on the virtual device. First the rank runs two
+ * micro-batches (ceil(B/m) rows each) forward and backward through its
+ * stage, the last stage's loss included, each in a region of its own
+ * (referenceLabel): what a stage computes for its first micro-batch and
+ * for each later one, which the check scales by m. Then the gradients are
+ * zeroed, every stage starts together (a barrier), and the submission's
+ * step runs inside a profiler region (stepLabel) whose label holds the
+ * check's secret key, so that no region of the submission's adds to it.
+ * Hands back what a training step does (gradients, parameters after SGD,
+ * the loss), so that the timed step is checked for its values too.
+ */
+export async function timedStep(comm: Comm, entry: string, spec: PipelineSpec, exportName: string, key: string): Promise<TrainingResult> {
   const step = await loadExport<PipelineStep>(entry, exportName);
   const stage = makeStage(spec, comm.rank);
+  const params = stage.parameters();
+  const opt = new optim.SGD(params, { lr: spec.lr });
   const part = partOf(comm, spec, 0);
+  const rows = Math.ceil(spec.batch / spec.microBatches);
+  for (const k of [0, 1]) {
+    profile.region(referenceLabel(key, k), () => {
+      const x = zeros([rows, stage.layers[0]!.inFeatures], { dtype: spec.dtype });
+      x.requiresGrad = true;
+      const y = stage.forward(x);
+      if (comm.rank === comm.worldSize - 1) nn.crossEntropy(y, part.targets!.slice(0, rows)).mul(rows / spec.batch).backward();
+      else y.backward(ones(y.shape, { dtype: y.dtype }));
+    });
+  }
+  opt.zeroGrad();
   await comm.barrier();
-  await profile.region(`pipeline step ${key}`, () => step(comm, stage, part, spec.microBatches));
-  return 0;
+  const loss = await profile.region(stepLabel(key), () => step(comm, stage, part, spec.microBatches));
+  const missing: string[] = [];
+  params.forEach((p, i) => {
+    if (!(p.grad instanceof Tensor)) missing.push(`step 1: parameter ${i} of the stage`);
+  });
+  const grads = flattenTensors(params.map((p) => (p.grad instanceof Tensor ? p.grad : zeros(p.shape, { dtype: p.dtype }))));
+  opt.step();
+  return { grads: [grads], params: [flattenTensors(params)], losses: tensor([typeof loss === 'number' ? loss : Number.NaN], { dtype: 'float64' }), missing };
 }
