@@ -42,13 +42,13 @@ describe('the Canvas gradebook import', () => {
     const original = roster();
     expect(records[0]).toEqual([...original.header, 'ex01 All-reduce mean', 'quiz1 Knowledge check: Data parallelism']);
     const row = (first: string) => records.find((r) => r[0] === first)!;
-    // Points Possible: the new columns get their maximum; the existing ex02 column keeps Canvas's 14.00.
-    expect(row('    Points Possible')).toEqual(['    Points Possible', '', '', '', '', '5.00', '14.00', '(read only)', '(read only)', '(read only)', '(read only)', '10', '10']);
+    // Points Possible: the new columns get their maximum; the existing ex02 column keeps Canvas's 15.00.
+    expect(row('    Points Possible')).toEqual(['    Points Possible', '', '', '', '', '5.00', '15.00', '(read only)', '(read only)', '(read only)', '(read only)', '10', '10']);
     expect(row('')).toEqual(['', '', '', '', '', '', 'Manual Posting', '', '', '', '', '', '']);
     // alice: ex01 8 of 10, ex02 left blank (grading error), quiz 9; her other cells untouched.
     expect(row('Doe, Alice')).toEqual(['Doe, Alice', '1001', 'S1001', 'alice', 'CS 336 - 01 and CS 336 - 02', '4.00', '', '80.00', '80.00', '80.00', '80.00', '8', '9']);
-    // bob: no ex01 folder scores 0 (as in the gradebook); ex02 14 replaces Canvas's 11.00; no quiz attempt 0.
-    expect(row('Lee, Bob')).toEqual(['Lee, Bob', '1002', 'S1002', 'bob', 'CS 336 - 01', '5.00', '14', '100.00', '100.00', '100.00', '100.00', '0', '0']);
+    // bob: no ex01 folder scores 0 (as in the gradebook); ex02 15 (its maximum) replaces Canvas's 11.00; no quiz attempt 0.
+    expect(row('Lee, Bob')).toEqual(['Lee, Bob', '1002', 'S1002', 'bob', 'CS 336 - 01', '5.00', '15', '100.00', '100.00', '100.00', '100.00', '0', '0']);
     // carol and the test student: no submission, empty cells.
     expect(row('Ng, Carol').slice(5)).toEqual(['', '', '', '', '', '', '', '']);
     expect(row('Student, Test').slice(5)).toEqual(['', '', '', '', '', '', '', '']);
@@ -99,9 +99,9 @@ describe('the Canvas gradebook import', () => {
   });
 
   it('warns when an existing column is worth other points in Canvas than the exercise', () => {
-    const text = fixture().toString('utf8').replace('5.00,14.00', '5.00,100.00');
+    const text = fixture().toString('utf8').replace('5.00,15.00', '5.00,100.00');
     const { report } = canvasExport(roster(text), collectGrades(results.dir));
-    expect(report.warnings).toContainEqual("'ex02 Ring scatter-reduce (4712)' is worth 100.00 points in Canvas but ex02 is out of 14: Canvas records the score as given, out of its own points");
+    expect(report.warnings).toContainEqual("'ex02 Ring scatter-reduce (4712)' is worth 100.00 points in Canvas but ex02 is out of 15: Canvas records the score as given, out of its own points");
   });
 });
 
