@@ -15,7 +15,10 @@
  * one step.
  */
 import { nn, optim, type Tensor } from '@dtlab/tensor';
+import { COLLECTIVE_TAG } from '@dtlab/collectives';
+import type { TraceEvent } from '@dtlab/runtime';
 import { programPath, type CheckContext, type CheckFn, type ValueShape } from '@dtlab/grader';
+import { fenceTags } from '../ex07-zero-stage-2/fences.ts';
 import { buildMlp, namedTensors, rankBatch, singleProcessTraining, snapshot, type ModelBuilder, type TrainSpec, type Trajectory } from './data.ts';
 
 const ENTRY = 'src/data-parallel.ts';
@@ -48,6 +51,55 @@ export async function runTraining(ctx: CheckContext, worldSize: number, spec: Tr
 }
 
 const ranksWord = (n: number) => `${n} rank${n === 1 ? '' : 's'}`;
+
+/**
+ * A run of the public MLP whose backward passes are fenced (programs.ts):
+ * every rank's trajectory and the launch's trace, cut at the fences.
+ */
+export async function runFencedTraining(ctx: CheckContext, worldSize: number, spec: TrainSpec): Promise<{ outputs: Trajectory[]; trace: TraceEvent[]; fences: number[] }> {
+  // Secret to this check and launch, so a submission cannot send one of its own.
+  const fences = fenceTags(ctx.markKey(), `${spec.seed} ${worldSize}`, 2 * spec.steps);
+  const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), spec, fences], returns: trajectoryShape(spec, buildMlp) });
+  return { outputs: result.ranks.map((r) => r.value as Trajectory), trace: result.trace, fences };
+}
+
+/**
+ * Every all-reduce of a step must begin during its backward, from a hook:
+ * on every rank, every collective call that sends in a step (between fence
+ * 2s and the next step's) must have sent its first message before the
+ * fence after backward (a ring all-reduce sends its first chunk the moment
+ * it starts). A call first seen after backward started late. Fences out of
+ * order or missing fail too.
+ */
+export function expectAllReducesInBackward(ctx: CheckContext, trace: readonly TraceEvent[], worldSize: number, fences: readonly number[]): void {
+  for (let rank = 0; rank < worldSize; rank++) {
+    let next = 0;
+    const during = new Set<number>();
+    for (const e of trace) {
+      if (e.src !== rank) continue;
+      const at = fences.indexOf(e.tag);
+      if (at >= 0 && e.dst === rank) {
+        if (at !== next) ctx.fail(`rank ${rank} sent fence ${at} where fence ${next} was due: the check's fences around backward cannot be read`, { rank, index: null, expected: `fence ${next}`, actual: `fence ${at}`, label: 'fences around backward' });
+        if (at % 2 === 0) during.clear();
+        next++;
+        continue;
+      }
+      if (e.dst === rank || e.tag < COLLECTIVE_TAG || next === 0) continue;
+      const step = Math.floor((next - 1) / 2);
+      if (next % 2 === 1) during.add(e.tag);
+      else if (!during.has(e.tag)) {
+        ctx.fail(`rank ${rank}: at step ${step + 1} with ${ranksWord(worldSize)}, collective call #${e.tag - COLLECTIVE_TAG} began only after backward() had returned: average each gradient from a hook (registerPostAccumulateGradHook) as soon as it is complete, while backward is still running, and only wait for the averages in finishGradientSynchronization`, {
+          rank,
+          index: e.tag - COLLECTIVE_TAG,
+          expected: 'every all-reduce begun during backward',
+          actual: 'begun after backward',
+          label: `all-reduce #${e.tag - COLLECTIVE_TAG} of step ${step + 1}`,
+        });
+      }
+    }
+    if (next !== fences.length) ctx.fail(`rank ${rank} passed ${next} of the ${fences.length} fences around backward`, { rank, index: null, expected: fences.length, actual: next, label: 'fences around backward' });
+  }
+}
 
 /**
  * rank `rank`'s tensors after one SGD step on its own part of the first
@@ -132,8 +184,10 @@ export const checks: Record<string, CheckFn> = {
   },
   'two-ranks-sgd': async (ctx) => {
     const spec = mlpSpec(ctx.seedFor('model'), 3);
-    expectTrajectories(ctx, await runTraining(ctx, 2, spec), spec);
-    ctx.note(`2 ranks, ${spec.steps} SGD steps: every tensor matches one process on the combined batch`);
+    const run = await runFencedTraining(ctx, 2, spec);
+    expectTrajectories(ctx, run.outputs, spec);
+    expectAllReducesInBackward(ctx, run.trace, 2, run.fences);
+    ctx.note(`2 ranks, ${spec.steps} SGD steps: every tensor matches one process on the combined batch, and every all-reduce began during backward`);
   },
   'ranks-agree': async (ctx) => {
     const spec = mlpSpec(ctx.seedFor('model'), 3);

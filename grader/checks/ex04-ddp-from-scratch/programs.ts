@@ -8,6 +8,7 @@ import type { Comm } from '@dtlab/runtime';
 import { nn, optim, type Tensor } from '@dtlab/tensor';
 import { loadExport } from '@dtlab/grader';
 import { buildMlp, namedTensors, rankBatch, snapshot, type ModelBuilder, type TrainSpec, type Trajectory } from './data.ts';
+import { fencer } from '../ex07-zero-stage-2/fences.ts';
 
 /** What a DataParallel class must offer (see the exercise's README). */
 export interface DataParallelLike {
@@ -20,8 +21,8 @@ export interface DataParallelClass {
 }
 
 /** Data-parallel training of the public checks' MLP with the submission's DataParallel (see trainWith). */
-export function trainDataParallel(comm: Comm, entry: string, spec: TrainSpec): Promise<Trajectory> {
-  return trainWith(comm, entry, spec, buildMlp);
+export function trainDataParallel(comm: Comm, entry: string, spec: TrainSpec, fences?: number[]): Promise<Trajectory> {
+  return trainWith(comm, entry, spec, buildMlp, fences);
 }
 
 /**
@@ -31,8 +32,15 @@ export function trainDataParallel(comm: Comm, entry: string, spec: TrainSpec): P
  * listed here, before the submission sees the model, and copied after the
  * broadcast and after every step: what the submission leaves in them is what
  * the check compares.
+ *
+ * With `fences` (2 a step, secret tags: ../ex07-zero-stage-2/fences.ts),
+ * each step's backward is fenced: fence 2s just before it and fence 2s+1
+ * just after it returns, before finishGradientSynchronization, so the
+ * trace tells which all-reduces began during backward.
  */
-export async function trainWith(comm: Comm, entry: string, spec: TrainSpec, build: ModelBuilder): Promise<Trajectory> {
+export async function trainWith(comm: Comm, entry: string, spec: TrainSpec, build: ModelBuilder, fences?: number[]): Promise<Trajectory> {
+  // Bound before the submission loads: it cannot hold a fence back or send one early.
+  const fence = fences ? fencer(comm, fences) : null;
   const DataParallel = await loadExport<DataParallelClass>(entry, 'DataParallel');
   const model = build(spec, comm.rank);
   const tensors = namedTensors(model).map((e) => e.tensor);
@@ -42,7 +50,10 @@ export async function trainWith(comm: Comm, entry: string, spec: TrainSpec, buil
   for (let s = 0; s < spec.steps; s++) {
     const { x, y } = rankBatch(spec, s, comm.rank);
     sgd.zeroGrad();
-    nn.crossEntropy(ddp.forward(x), y).backward();
+    const loss = nn.crossEntropy(ddp.forward(x), y);
+    await fence?.(2 * s);
+    loss.backward();
+    await fence?.(2 * s + 1);
     await ddp.finishGradientSynchronization();
     sgd.step();
     out.steps.push(snapshot(tensors));

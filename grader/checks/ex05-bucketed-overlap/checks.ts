@@ -20,7 +20,8 @@ import type { Tensor } from '@dtlab/tensor';
 import { programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { buildMlp, expectedBuckets, namedUniqueParameters, rankBatch, singleProcessTraining, type BucketSpec, type ExpectedBucket, type ModelBuilder, type Trajectory } from './data.ts';
 import { regionLabels, type BatchFn } from './programs.ts';
-import { callsPerStep } from './trace.ts';
+import { callsPerStep, type TracedCall } from './trace.ts';
+import { fenceTags } from '../ex07-zero-stage-2/fences.ts';
 
 const ENTRY = 'src/bucketed-data-parallel.ts';
 const programs = programPath(import.meta.url, './programs.ts');
@@ -56,16 +57,20 @@ export interface TrainingRun {
   worldSize: number;
   outputs: Trajectory[];
   result: LaunchResult;
+  /** The tags of the run's fences, before each step and after the last (fences.ts). */
+  fences: number[];
 }
 
 /** Trains on `worldSize` ranks (on the virtual device, timing each step, with `timed`). */
 export async function runTraining(ctx: CheckContext, worldSize: number, spec: BucketSpec, trainee: Trainee = MLP, timed = false): Promise<TrainingRun> {
   const k = namedUniqueParameters(trainee.build(spec, 0)).length;
   const returns = { array: { array: 'tensor', length: k }, length: spec.steps } as const;
+  // Secret to this check and launch (its seed and world size), so a submission cannot send one.
+  const fences = fenceTags(ctx.markKey(), `${spec.seed} ${worldSize} ${timed ? 'timed' : 'plain'}`, spec.steps + 1);
   const result = timed
-    ? await ctx.run({ worldSize, program: trainee.timed, args: [ctx.entry(ENTRY), spec, ctx.markKey()], returns, device: 'course' })
-    : await ctx.run({ worldSize, program: trainee.train, args: [ctx.entry(ENTRY), spec], returns });
-  return { spec, worldSize, outputs: result.ranks.map((r) => r.value as Trajectory), result };
+    ? await ctx.run({ worldSize, program: trainee.timed, args: [ctx.entry(ENTRY), spec, fences, ctx.markKey()], returns, device: 'course' })
+    : await ctx.run({ worldSize, program: trainee.train, args: [ctx.entry(ENTRY), spec, fences], returns });
+  return { spec, worldSize, outputs: result.ranks.map((r) => r.value as Trajectory), result, fences };
 }
 
 /**
@@ -87,17 +92,33 @@ export function expectParity(ctx: CheckContext, run: TrainingRun, trainee: Train
 const list = (b: ExpectedBucket) => (b.names.length > 4 ? `${b.names.slice(0, 2).join(', ')}, ... ${b.names.at(-1)}` : b.names.join(', '));
 
 /**
+ * Each step's exchanges, read from the run's trace (trace.ts); a trace whose
+ * fences cannot be read, or with messages after the last step, fails.
+ */
+export function tracedCalls(ctx: CheckContext, run: TrainingRun): TracedCall[][] {
+  const calls = callsPerStep(run.result.trace, run.worldSize, run.fences);
+  if (typeof calls === 'string') {
+    ctx.fail(`with ${ranksWord(run.worldSize)}, the steps' all-reduces cannot be read from the trace: ${calls}. The check fences each step with messages of its own; send only to other ranks, and only from inside the step (forward, backward, finishGradientSynchronization)`, { rank: null, index: null, expected: 'every message inside a step', actual: calls, label: `the trace with ${ranksWord(run.worldSize)}` });
+  }
+  return calls;
+}
+
+/**
  * Every step must make exactly the README's buckets' all-reduces, one ring
- * all-reduce each, in bucket order: read from the trace (see trace.ts).
+ * all-reduce each, in bucket order, and nothing else: read from the trace
+ * (see trace.ts), in bytes. A plain send under any tag counts as an
+ * exchange of its own.
  */
 export function expectBucketCalls(ctx: CheckContext, run: TrainingRun, trainee: Trainee = MLP): ExpectedBucket[] {
-  const { spec, worldSize, result } = run;
+  const { spec, worldSize } = run;
   const buckets = expectedBuckets(trainee.build(spec, 0), spec.bucketBytes);
   const rule = `bucketBytes ${spec.bucketBytes} gives ${buckets.length} bucket${buckets.length === 1 ? '' : 's'} (${buckets.map((b) => `${b.elements} elements: ${list(b)}`).join('; ')})`;
-  callsPerStep(result.trace, worldSize, spec.steps).forEach((calls, s) => {
+  const ringBytes = (elements: number) => 2 * (worldSize - 1) * elements * 4;
+  const elementsOf = (bytes: number) => bytes / 4 / (2 * (worldSize - 1));
+  tracedCalls(ctx, run).forEach((calls, s) => {
     const at = `step ${s + 1} with ${ranksWord(worldSize)}`;
     if (calls.length !== buckets.length) {
-      const sizes = calls.map((c) => c.sent / (2 * (worldSize - 1))).join(', ');
+      const sizes = calls.map((c) => `${elementsOf(c.bytes)}${c.index === null ? ` by plain sends tagged ${c.tag}` : ''}`).join(', ');
       ctx.fail(`${at} made ${calls.length} collective call${calls.length === 1 ? '' : 's'} carrying gradients${calls.length ? ` (of ${sizes} elements)` : ''}, but ${rule}: one all-reduce per bucket, the last, partly filled one included`, {
         rank: null,
         index: null,
@@ -108,13 +129,18 @@ export function expectBucketCalls(ctx: CheckContext, run: TrainingRun, trainee: 
     }
     calls.forEach((call, k) => {
       const want = buckets[k]!;
-      if (call.silent.length > 0 || call.sent !== 2 * (worldSize - 1) * want.elements) {
-        const got = call.silent.length > 0 ? `ranks ${call.silent.join(', ')} sent nothing in it` : `it carried ${call.sent} elements over all ranks, which a ring all-reduce of ${call.sent / (2 * (worldSize - 1))} elements sends`;
-        ctx.fail(`all-reduce ${k + 1} of ${at} is not bucket ${k}'s ring all-reduce: ${got}; ${rule}, and a ring all-reduce of n elements sends 2(N-1)·n (allReduce with the default ring, one flat tensor a bucket)`, {
+      if (call.index === null || call.silent.length > 0 || call.bytes !== ringBytes(want.elements)) {
+        const got =
+          call.index === null
+            ? `it is plain sends tagged ${call.tag} (${call.bytes} bytes), not a collective call`
+            : call.silent.length > 0
+              ? `ranks ${call.silent.join(', ')} sent nothing in it`
+              : `it sent ${call.bytes} bytes over all ranks, which a ring all-reduce of ${elementsOf(call.bytes)} float32 elements sends`;
+        ctx.fail(`all-reduce ${k + 1} of ${at} is not bucket ${k}'s ring all-reduce: ${got}; ${rule}, and a ring all-reduce of n elements sends 2(N-1)·n·4 bytes (allReduce with the default ring, one flat tensor a bucket)`, {
           rank: null,
           index: k,
-          expected: `${2 * (worldSize - 1) * want.elements} elements (bucket ${k}: ${want.elements})`,
-          actual: `${call.sent} elements`,
+          expected: `${ringBytes(want.elements)} bytes (bucket ${k}: ${want.elements} elements)`,
+          actual: `${call.bytes} bytes`,
           label: `all-reduce ${k + 1} of ${at}`,
         });
       }
@@ -124,12 +150,12 @@ export function expectBucketCalls(ctx: CheckContext, run: TrainingRun, trainee: 
 }
 
 /** The per-rank figures of a region, read defensively: a rank whose program did not reach it fails the check. */
-function region(ctx: CheckContext, d: RankDeviceStats, label: string, what: string, calls: number): { computeUs: number; waitUs: number; totalUs: number } {
+function region(ctx: CheckContext, d: RankDeviceStats, label: string, what: string, calls: number): { flops: number; computeUs: number; waitUs: number; totalUs: number } {
   const r = d.regions.find((g) => g.label === label);
   if (!r || r.calls !== calls) {
     ctx.fail(`rank ${d.rank}: the check's ${what} region ran ${r?.calls ?? 0} times, expected ${calls}`, { rank: d.rank, index: null, expected: calls, actual: r?.calls ?? 0, label: `${what} region` });
   }
-  return { computeUs: r.computeUs / calls, waitUs: (r.exposedCommUs + r.idleUs) / calls, totalUs: r.totalUs / calls };
+  return { flops: r.flops / calls, computeUs: r.computeUs / calls, waitUs: (r.exposedCommUs + r.idleUs) / calls, totalUs: r.totalUs / calls };
 }
 
 const us = (x: number) => `${x.toFixed(1)} µs`;
@@ -163,6 +189,16 @@ export function linkTime(bytes: number, worldSize: number): number {
  * Bounding the step's time, not only its waits, means that padding a step
  * with extra work (elapse, a useless matmul) to hide the waits makes it
  * slower, not faster.
+ *
+ * The bound holds only if the step does its forward and backward where its
+ * time shows, so the step region's own FLOPs and compute must be at least
+ * R's: a region counts the ops of the main stream only (a background
+ * stream's ops, and work done outside the tensor library, are in no
+ * region), and the step runs the same model on a batch of the same shape
+ * as R, whose FLOPs and roofline times depend on the shapes alone; the
+ * step adds the buckets' copies and reductions to them. Margin: none on
+ * the FLOPs (integers, the same ops); one part in a million on the compute,
+ * for the float sums of op times in another order.
  */
 export function expectOverlap(ctx: CheckContext, run: TrainingRun, buckets: ExpectedBucket[]): void {
   const { worldSize, result } = run;
@@ -177,6 +213,16 @@ export function expectOverlap(ctx: CheckContext, run: TrainingRun, buckets: Expe
     const ref = region(ctx, d, labels.reference, 'reference forward-and-backward', 1);
     const step = region(ctx, d, labels.step, 'training step', run.spec.steps);
     const bound = ref.computeUs * 1.02 + 10 + allowedWait;
+    if (step.flops < ref.flops || step.computeUs < ref.computeUs * (1 - 1e-6)) {
+      const what = step.flops < ref.flops ? `${step.flops} FLOPs where one forward and backward of the model on this batch charges ${ref.flops}` : `${us(step.computeUs)} of compute where one forward and backward charges ${us(ref.computeUs)}`;
+      ctx.fail(`rank ${d.rank}: a training step with ${ranksWord(worldSize)} ran ${what} on its main stream: run forward and backward on the main stream with the tensor library (not inside comm.background, not by hand), where the overlap check can see the compute the all-reduces must hide behind`, {
+        rank: d.rank,
+        index: null,
+        expected: `>= ${ref.flops} FLOPs and ${ref.computeUs.toFixed(1)} µs of compute`,
+        actual: `${step.flops} FLOPs and ${step.computeUs.toFixed(1)} µs`,
+        label: `main-stream compute of a training step with ${ranksWord(worldSize)}`,
+      });
+    }
     const detail = `${us(step.computeUs)} of compute and ${us(step.waitUs)} waiting on communication`;
     if (step.totalUs > bound) {
       ctx.fail(

@@ -3,17 +3,16 @@
  * rank's replica and its part of the data, train with the submission's
  * BucketedDataParallel, and return copies of the parameters after each step.
  *
- * Before each step every rank sends itself an empty "fence" message tagged
- * FENCE_TAG + step. The fabric records it in the trace like any message, so
- * the checks can tell which all-reduces each step made (see trace.ts).
+ * Before each step, and after the last, every rank passes a secret fence
+ * (../ex07-zero-stage-2/fences.ts), with tags the check hands over in args:
+ * the fabric records it in the trace like any message, so the checks can
+ * tell which all-reduces each step made (see trace.ts).
  */
 import { profile, type Comm } from '@dtlab/runtime';
-import { nn, optim, zeros, type Tensor } from '@dtlab/tensor';
+import { nn, optim, type Tensor } from '@dtlab/tensor';
 import { loadExport } from '@dtlab/grader';
 import { buildMlp, namedUniqueParameters, rankBatch, snapshot, type BucketSpec, type ModelBuilder, type Trajectory } from './data.ts';
-
-/** Tag of the fence before step s: FENCE_TAG + s (below the collectives' tags, 2^30 and up). */
-export const FENCE_TAG = 1_000_000_000;
+import { fencer } from '../ex07-zero-stage-2/fences.ts';
 
 /** What a BucketedDataParallel must offer (see the exercise's README). */
 interface BucketedLike {
@@ -33,20 +32,21 @@ export function regionLabels(key: string): { reference: string; step: string } {
 }
 
 /** Data-parallel training of the public checks' MLP (see trainWith). */
-export function trainBucketed(comm: Comm, entry: string, spec: BucketSpec): Promise<Trajectory> {
-  return trainWith(comm, entry, spec, buildMlp, rankBatch);
+export function trainBucketed(comm: Comm, entry: string, spec: BucketSpec, fences: number[]): Promise<Trajectory> {
+  return trainWith(comm, entry, spec, buildMlp, rankBatch, fences);
 }
 
 /** The same, on the virtual device, timing each step (see trainWith). */
-export function timeBucketed(comm: Comm, entry: string, spec: BucketSpec, key: string): Promise<Trajectory> {
-  return trainWith(comm, entry, spec, buildMlp, rankBatch, key);
+export function timeBucketed(comm: Comm, entry: string, spec: BucketSpec, fences: number[], key: string): Promise<Trajectory> {
+  return trainWith(comm, entry, spec, buildMlp, rankBatch, fences, key);
 }
 
 /**
  * Data-parallel training with the submission: this rank's replica, wrapped,
  * then `spec.steps` steps of plain SGD on this rank's part of each step's
  * batch. The parameters are listed here before the submission sees the
- * model, and copied after every step.
+ * model, and copied after every step. `fences` holds spec.steps + 1 tags:
+ * fence s before step s, the last after the last step.
  *
  * With `key` (a run on the virtual device), the rank first runs one forward
  * and backward pass of its own, before the model is wrapped, in a region
@@ -55,7 +55,9 @@ export function timeBucketed(comm: Comm, entry: string, spec: BucketSpec, key: s
  * a region of its own, after a barrier; the fences and the barrier stay
  * outside, as their latency is not the step's.
  */
-export async function trainWith(comm: Comm, entry: string, spec: BucketSpec, build: ModelBuilder, batch: BatchFn, key?: string): Promise<Trajectory> {
+export async function trainWith(comm: Comm, entry: string, spec: BucketSpec, build: ModelBuilder, batch: BatchFn, fences: number[], key?: string): Promise<Trajectory> {
+  // Bound before the submission loads: it cannot hold a fence back or send one early.
+  const fence = fencer(comm, fences);
   const Bucketed = await loadExport<BucketedClass>(entry, 'BucketedDataParallel');
   const model = build(spec, comm.rank);
   const params = namedUniqueParameters(model).map(([, p]) => p);
@@ -69,8 +71,7 @@ export async function trainWith(comm: Comm, entry: string, spec: BucketSpec, bui
   const ddp = await Bucketed.create(comm, model, { bucketBytes: spec.bucketBytes });
   const out: Trajectory = [];
   for (let s = 0; s < spec.steps; s++) {
-    comm.isend(comm.rank, zeros([0]), { tag: FENCE_TAG + s });
-    await comm.recv(comm.rank, { tag: FENCE_TAG + s });
+    await fence(s);
     // Start the step together: the broadcast leaves rank 0 hundreds of µs ahead of
     // the ranks that receive, and a timed step would count that as waiting.
     if (labels) await comm.barrier();
@@ -84,5 +85,6 @@ export async function trainWith(comm: Comm, entry: string, spec: BucketSpec, bui
     sgd.step();
     out.push(snapshot(params));
   }
+  await fence(spec.steps);
   return out;
 }

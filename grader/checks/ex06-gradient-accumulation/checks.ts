@@ -5,7 +5,7 @@
  * gradients at every step, and its parameters after it, with one process
  * that trains here, at grade time, on every step's whole batch. The trace
  * check reads the fabric's record of every message, which student code
- * cannot forge.
+ * cannot forge, cut into steps at fences whose tags are secret.
  *
  * Tolerance: float32, rtol 1e-5 and atol 1e-7 on the gradients (a few
  * hundredths in size), rtol 1e-5 and atol 1e-6 on the parameters: the
@@ -22,7 +22,7 @@ import type { TraceEvent } from '@dtlab/runtime';
 import type { Tensor } from '@dtlab/tensor';
 import { programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { drawLengths, makeModel, singleProcessTraining, type AccumulationRun, type AccumulationSpec } from './data.ts';
-import { FENCE_TAG } from './programs.ts';
+import { fenceTags } from '../ex07-zero-stage-2/fences.ts';
 
 const ENTRY = 'src/gradient-accumulation.ts';
 const program = { module: programPath(import.meta.url, './programs.ts'), export: 'accumulateSteps' };
@@ -39,6 +39,8 @@ export interface Run {
   worldSize: number;
   outputs: AccumulationRun[];
   trace: TraceEvent[];
+  /** The tags of the run's fences: before each step and after the last (fences.ts). */
+  fences: number[];
 }
 
 /** Runs the submission on `worldSize` ranks over the spec's steps. */
@@ -47,8 +49,10 @@ export async function runAccumulation(ctx: CheckContext, spec: AccumulationSpec)
   const k = makeModel(spec).parameters().length;
   const steps = spec.lengths.length;
   const each = { array: { array: 'tensor', length: k }, length: steps } as const;
-  const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), spec], returns: { object: { grads: each, params: each } } });
-  return { spec, worldSize, outputs: result.ranks.map((r) => r.value as AccumulationRun), trace: result.trace };
+  // Secret to this check and launch (its seed and world size), so a submission cannot send one.
+  const fences = fenceTags(ctx.markKey(), `${spec.seed} ${worldSize}`, steps + 1);
+  const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), spec, fences], returns: { object: { grads: each, params: each } } });
+  return { spec, worldSize, outputs: result.ranks.map((r) => r.value as AccumulationRun), trace: result.trace, fences };
 }
 
 /** A spec with lengths drawn from `seed`: `k` micro-batches holding `total` examples on each rank. */
@@ -123,55 +127,87 @@ function noteScaled(ctx: CheckContext, run: Run, want: Tensor[]): void {
   ctx.note(`at step 1 every rank's gradients are ${Number(c.toPrecision(4))} times the right ones (this run: n = ${n} examples per rank, N = ${run.worldSize} ranks): the direction is right and the scale is not; the step's loss is the mean over its N·n examples, counted once`);
 }
 
+/** One step's traffic, from the trace: what the ranks sent each other between their fences. */
+export interface StepTraffic {
+  /** Bytes all ranks sent each other with each collective tag (COLLECTIVE_TAG + the call's index): one entry a collective call. */
+  collective: Map<number, number>;
+  /** Bytes all ranks sent each other with each other tag: plain sends, each tag counted as one call. */
+  plain: Map<number, number>;
+  /** Bytes all ranks sent each other, whatever the tag (trace `bytes`). */
+  bytes: number;
+}
+
 /**
- * The collective calls each step made, from the trace: each rank's messages
- * between its fence before step s and the next belong to step s, and the
- * collectives tag the messages of a rank's i-th call COLLECTIVE_TAG + i.
- * Per call: the elements all ranks sent with its tag.
+ * Each step's traffic, from the trace: a rank's messages to other ranks
+ * between its fence before step s and the next belong to step s
+ * (fences.ts: secret tags, one before every step and one after the last).
+ * Every message counts, whatever its tag: the collectives tag a rank's i-th
+ * call COLLECTIVE_TAG + i, and any other tag is a plain send, an exchange
+ * of its own. Returns a message instead when a rank's fences are out of
+ * order or missing, or a rank sent to another before the first fence or
+ * after the last (no step was running then).
  */
-export function callsPerStep(trace: TraceEvent[], worldSize: number, steps: number): Map<number, number>[] {
-  const perStep = Array.from({ length: steps }, () => new Map<number, number>());
-  for (let rank = 0; rank < worldSize; rank++) {
-    let step = -1;
-    for (const e of trace) {
-      if (e.src !== rank) continue;
-      if (e.dst === rank && e.tag === FENCE_TAG + step + 1 && step + 1 < steps) step++;
-      else if (step >= 0 && e.tag >= COLLECTIVE_TAG) perStep[step]!.set(e.tag, (perStep[step]!.get(e.tag) ?? 0) + e.count);
+export function trafficPerStep(trace: readonly TraceEvent[], worldSize: number, fences: readonly number[]): StepTraffic[] | string {
+  const steps = fences.length - 1;
+  const perStep: StepTraffic[] = Array.from({ length: steps }, () => ({ collective: new Map(), plain: new Map(), bytes: 0 }));
+  const phase = new Array<number>(worldSize).fill(0);
+  for (const e of trace) {
+    const at = fences.indexOf(e.tag);
+    if (at >= 0 && e.src === e.dst) {
+      if (at !== phase[e.src]) return `rank ${e.src} sent fence ${at} (of ${fences.length}) where fence ${phase[e.src]} was due`;
+      phase[e.src]!++;
+      continue;
     }
+    if (e.src === e.dst || phase[e.src] === undefined) continue;
+    const step = phase[e.src]! - 1;
+    if (step < 0 || step >= steps) return `rank ${e.src} sent ${e.bytes} bytes to rank ${e.dst} (tag ${e.tag}) ${step < 0 ? 'before the first step began' : 'after the last step had ended'}`;
+    const t = perStep[step]!;
+    const calls = e.tag >= COLLECTIVE_TAG ? t.collective : t.plain;
+    calls.set(e.tag, (calls.get(e.tag) ?? 0) + e.bytes);
+    t.bytes += e.bytes;
   }
+  const short = phase.findIndex((k) => k !== fences.length);
+  if (short >= 0) return `rank ${short} passed ${phase[short]} of the ${fences.length} fences`;
   return perStep;
 }
 
 /**
- * Exactly one collective call per optimizer step, carrying every gradient
- * element: a ring all-reduce of P elements on N ranks sends 2(N-1)·P
- * elements in all.
+ * Exactly one exchange per optimizer step, carrying every gradient element
+ * once: one collective call, no plain sends, and 2(N-1)·P·4 bytes in all,
+ * what a ring all-reduce of P float32 elements on N ranks sends (each of
+ * its N chunks crosses N-1 links twice). A sync after every micro-batch
+ * sends k times that, whatever tags it uses.
  */
 export function expectOneAllReduce(ctx: CheckContext, run: Run): void {
   const { spec: s, worldSize, trace } = run;
   if (worldSize < 2) throw new Error('BUG: a one-rank launch sends no messages to count');
   const p = makeModel(s).numParameters();
   const k = s.lengths[0]![0]!.length;
-  callsPerStep(trace, worldSize, s.lengths.length).forEach((calls, step) => {
+  const want = 2 * (worldSize - 1) * p * 4;
+  const traffic = trafficPerStep(trace, worldSize, run.fences);
+  if (typeof traffic === 'string') {
+    ctx.fail(`with ${ranksWord(worldSize)} and ${k} micro-batches, the steps' traffic cannot be read from the trace: ${traffic}. The check fences each step with messages of its own; send only to other ranks, and only from inside accumulateGradients`, { rank: null, index: null, expected: 'every message inside a step', actual: traffic, label: `the trace with ${ranksWord(worldSize)}` });
+  }
+  traffic.forEach((t, step) => {
     const at = `step ${step + 1} with ${ranksWord(worldSize)} and ${k} micro-batches`;
-    const sizes = [...calls.values()].map((c) => c / (2 * (worldSize - 1)));
-    if (calls.size !== 1) {
-      ctx.fail(`${at} made ${calls.size} collective calls${calls.size ? ` (all-reduces of ${sizes.join(', ')} elements)` : ''}: the ranks must exchange the step's gradients once, after the last micro-batch, in one all-reduce of all ${p} gradient elements`, {
+    if (t.collective.size !== 1 || t.plain.size > 0) {
+      const sizes = [...t.collective.values()].map((b) => b / 4 / (2 * (worldSize - 1)));
+      const plain = t.plain.size > 0 ? `, and plain sends under ${t.plain.size} tag${t.plain.size === 1 ? '' : 's'} of their own (${[...t.plain.values()].reduce((a, b) => a + b, 0)} bytes, an exchange a tag)` : '';
+      ctx.fail(`${at} made ${t.collective.size} collective call${t.collective.size === 1 ? '' : 's'}${sizes.length ? ` (all-reduces of ${sizes.join(', ')} elements)` : ''}${plain}: the ranks must exchange the step's gradients once, after the last micro-batch, in one all-reduce of all ${p} gradient elements`, {
         rank: null,
         index: null,
-        expected: '1 collective call',
-        actual: `${calls.size} calls`,
+        expected: '1 collective call and no plain sends',
+        actual: `${t.collective.size} collective calls, ${t.plain.size} plain-send tags`,
         label: `collective calls in ${at}`,
       });
     }
-    const sent = [...calls.values()][0]!;
-    if (sent !== 2 * (worldSize - 1) * p) {
-      ctx.fail(`the one collective call of ${at} carried ${sent} elements over all ranks, what a ring all-reduce of ${sizes[0]} sends; one ring all-reduce of all ${p} gradient elements sends 2(N-1)·P = ${2 * (worldSize - 1) * p}`, {
+    if (t.bytes !== want) {
+      ctx.fail(`the one collective call of ${at} sent ${t.bytes} bytes over all ranks, what a ring all-reduce of ${t.bytes / 4 / (2 * (worldSize - 1))} float32 elements sends; one ring all-reduce of all ${p} gradient elements sends 2(N-1)·P·4 = ${want} bytes`, {
         rank: null,
         index: null,
-        expected: `${2 * (worldSize - 1) * p} elements`,
-        actual: `${sent} elements`,
-        label: `elements all-reduced in ${at}`,
+        expected: `${want} bytes`,
+        actual: `${t.bytes} bytes`,
+        label: `bytes all-reduced in ${at}`,
       });
     }
   });

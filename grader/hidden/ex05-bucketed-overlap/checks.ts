@@ -8,8 +8,7 @@
  */
 import { CheckFailure, programPath, type CheckFn } from '@dtlab/grader';
 import { buildMlp, expectedBuckets, type BucketSpec } from '../../checks/ex05-bucketed-overlap/data.ts';
-import { callsPerStep } from '../../checks/ex05-bucketed-overlap/trace.ts';
-import { expectOverlap, expectParity, overlapSpec, runTraining, type Trainee } from '../../checks/ex05-bucketed-overlap/checks.ts';
+import { expectOverlap, expectParity, overlapSpec, runTraining, tracedCalls, type Trainee } from '../../checks/ex05-bucketed-overlap/checks.ts';
 import { BRANCHING_BUCKET_BYTES, BRANCHING_SIZES, branchingBatch, buildBranching } from './branching-model.ts';
 
 const programs = programPath(import.meta.url, './programs.ts');
@@ -52,9 +51,10 @@ export const checks: Record<string, CheckFn> = {
       }
       expectParity(ctx, run, branching);
       // Every rank took part in every call: the fabric matched them by position, so they were the same calls.
-      for (const [s, calls] of callsPerStep(run.result.trace, worldSize, spec.steps).entries()) {
+      for (const [s, calls] of tracedCalls(ctx, run).entries()) {
         const silent = calls.find((c) => c.silent.length > 0);
-        if (silent) ctx.fail(`step ${s + 1} with ${worldSize} ranks: ranks ${silent.silent.join(', ')} sent nothing in collective call #${silent.index}`, { rank: silent.silent[0]!, index: silent.index, expected: 'every rank sends in every all-reduce', actual: 'no message', label: `collective call #${silent.index}` });
+        const name = silent && (silent.index === null ? `the plain sends tagged ${silent.tag}` : `collective call #${silent.index}`);
+        if (silent) ctx.fail(`step ${s + 1} with ${worldSize} ranks: ranks ${silent.silent.join(', ')} sent nothing in ${name}`, { rank: silent.silent[0]!, index: silent.index, expected: 'every rank sends in every all-reduce', actual: 'no message', label: `${name}` });
       }
     }
     ctx.note('2, 3 and 4 ranks whose gradients complete in different orders: every rank launched the same all-reduces in the same order, and training matched one process');

@@ -7,11 +7,11 @@ import type { BucketSpec, Trajectory } from '../../checks/ex05-bucketed-overlap/
 import { branchingBatch, buildBranching } from './branching-model.ts';
 
 /** Data-parallel training of the branching model with the submission (see trainWith). */
-export function trainBranching(comm: Comm, entry: string, spec: BucketSpec): Promise<Trajectory> {
-  return trainWith(comm, entry, spec, buildBranching, branchingBatch);
+export function trainBranching(comm: Comm, entry: string, spec: BucketSpec, fences: number[]): Promise<Trajectory> {
+  return trainWith(comm, entry, spec, buildBranching, branchingBatch, fences);
 }
 
 /** The same, on the virtual device (not used by a check; kept for a Trainee's `timed`). */
-export function timeBranching(comm: Comm, entry: string, spec: BucketSpec, key: string): Promise<Trajectory> {
-  return trainWith(comm, entry, spec, buildBranching, branchingBatch, key);
+export function timeBranching(comm: Comm, entry: string, spec: BucketSpec, fences: number[], key: string): Promise<Trajectory> {
+  return trainWith(comm, entry, spec, buildBranching, branchingBatch, fences, key);
 }
