@@ -36,7 +36,8 @@ describe('pnpm kit new and pnpm kit check', () => {
   });
 
   it('scaffolds an exercise, installs it and prints the next steps', () => {
-    const r = kit(repo.root, ['new', FOLDER, '--title', 'Ring sum', '--chapter', '3']);
+    // Chapter 5, the last: a new exercise there follows the chapters (one in an earlier chapter would add an ordering warning).
+    const r = kit(repo.root, ['new', FOLDER, '--title', 'Ring sum', '--chapter', '5']);
     expect(r.status, r.out).toBe(0);
     for (const f of [`exercises/${FOLDER}/README.md`, `exercises/${FOLDER}/exercise.json`, `exercises/${FOLDER}/src/ring-sum.ts`, `exercises/${FOLDER}/test/public.test.ts`, `solutions/${FOLDER}/src/ring-sum.ts`, `grader/checks/${FOLDER}/checks.ts`, `grader/hidden/${FOLDER}/checks.ts`]) {
       expect(existsSync(join(repo.root, f)), f).toBe(true);
@@ -44,11 +45,11 @@ describe('pnpm kit new and pnpm kit check', () => {
     expect(r.out).toMatch(new RegExp(`Next steps:\\n {2}1\\. pnpm kit check ${ID}`));
     expect(readFileSync(join(repo.root, 'turbo.json'), 'utf8')).toContain(`"@dtlab/${FOLDER}#kit:check"`);
     expect(readFileSync(join(repo.root, 'pnpm-lock.yaml'), 'utf8')).toContain(`  exercises/${FOLDER}:`);
-    // The course manifest gives the order: the exercise is the last of chapter 3.
+    // The course manifest gives the order: the exercise is the last of chapter 5.
     const course = JSON.parse(readFileSync(join(repo.root, 'course', 'course.json'), 'utf8')) as { chapters: { exercises: string[] }[] };
-    expect(course.chapters[2]!.exercises.at(-1)).toBe(FOLDER);
-    expect(r.out).toContain(`~ course/course.json (${FOLDER}, last in chapter 3)`);
-    expect(kit(repo.root, ['new', FOLDER, '--title', 'Again', '--chapter', '3']).out).toMatch(new RegExp(`the next exercise is ${idOf(EXISTING + 2)}`));
+    expect(course.chapters[4]!.exercises.at(-1)).toBe(FOLDER);
+    expect(r.out).toContain(`~ course/course.json (${FOLDER}, last in chapter 5)`);
+    expect(kit(repo.root, ['new', FOLDER, '--title', 'Again', '--chapter', '5']).out).toMatch(new RegExp(`the next exercise is ${idOf(EXISTING + 2)}`));
     expect(kit(repo.root, ['new', `${idOf(EXISTING + 2)}-later`, '--title', 'Later', '--chapter', '9']).out).toMatch(/--chapter 9: the course has chapters 1 to 5/);
   });
 
