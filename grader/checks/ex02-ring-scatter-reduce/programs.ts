@@ -4,7 +4,7 @@
  * each time.
  *
  * Between two calls each rank sends itself an empty "fence" message tagged
- * fenceTag + call (fenceTag: drawn by the check from its secret, per launch). The fabric records it in the trace like any message, so
+ * tags[call] (drawn by the check from its secret, per launch: fences.ts). The fabric records it in the trace like any message, so
  * the checker can tell which of a rank's messages belong to which call
  * (a rank's messages enter the trace in the order it sent them).
  */
@@ -28,7 +28,7 @@ export interface CallsResult {
 }
 
 /** Runs the submission's ringScatterReduce on a seeded buffer of each length in turn; returns the chunk of each call and its virtual time. */
-export async function scatterReduceCalls(comm: Comm, entry: string, seed: number, lengths: number[], fenceTag: number): Promise<CallsResult> {
+export async function scatterReduceCalls(comm: Comm, entry: string, seed: number, lengths: number[], tags: number[]): Promise<CallsResult> {
   const ringScatterReduce = await loadExport<RingScatterReduce>(entry, 'ringScatterReduce');
   const chunks: Tensor[] = [];
   const times: number[] = [];
@@ -41,8 +41,8 @@ export async function scatterReduceCalls(comm: Comm, entry: string, seed: number
       throw new TypeError(`ringScatterReduce must resolve to a Tensor (this rank's chunk), but with ${n} elements it resolved to ${describe(chunk)}`);
     }
     chunks.push(chunk);
-    comm.isend(comm.rank, zeros([0]), { tag: fenceTag + k });
-    await comm.recv(comm.rank, { tag: fenceTag + k });
+    comm.isend(comm.rank, zeros([0]), { tag: tags[k]! });
+    await comm.recv(comm.rank, { tag: tags[k]! });
   }
   return { chunks, times };
 }

@@ -12,6 +12,7 @@ import { chunkBounds, deriveSeed, type ChunkBound, type Tensor } from '@dtlab/te
 import type { TraceEvent } from '@dtlab/runtime';
 import { programPath, type CheckContext } from '@dtlab/grader';
 import type { CallsResult } from './programs.ts';
+import { fenceTags } from '../ex07-zero-stage-2/fences.ts';
 
 const ENTRY = 'src/ring-scatter-reduce.ts';
 const program = { module: programPath(import.meta.url, './programs.ts'), export: 'scatterReduceCalls' };
@@ -46,24 +47,13 @@ export function ringCalls(ctx: CheckContext, worldSize: number, lengths: number[
   return ctx.shared(`ex02 ring ${JSON.stringify([worldSize, lengths, seed])}`, () => launch(ctx, worldSize, lengths, seed));
 }
 
-/**
- * The launch's fence tag: drawn from the check's secret (`ctx.markKey()`, a
- * fresh key the submission never sees), above 2^31 so that it meets neither
- * the collectives' tags nor a small tag a student picks. A fence tag the
- * submission could know would let it split a call's messages where it likes.
- */
-function fenceTagOf(key: string): number {
-  let h = 0;
-  for (const ch of key) h = (Math.imul(h, 31) + ch.charCodeAt(0)) >>> 0;
-  return 2 ** 31 + h * 2 ** 16;
-}
-
 async function launch(ctx: CheckContext, worldSize: number, lengths: number[], seed: number): Promise<RingCall[]> {
-  const fenceTag = fenceTagOf(ctx.markKey());
+  // One fence after each call, tagged from the check's secret: a submission cannot send one of its own.
+  const tags = fenceTags(ctx.markKey(), `ex02 ${seed}`, lengths.length);
   const returns = { object: { chunks: { array: 'tensor', length: lengths.length }, times: { array: 'number', length: 2 * lengths.length } } } as const;
-  const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), seed, lengths, fenceTag], returns });
+  const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), seed, lengths, tags], returns });
   const values = result.ranks.map((r) => r.value as CallsResult);
-  const sent = Array.from({ length: worldSize }, (_, rank) => splitByFences(result.trace, rank, lengths.length, fenceTag));
+  const sent = Array.from({ length: worldSize }, (_, rank) => splitByFences(result.trace, rank, tags));
   return lengths.map((n, k) => ({
     worldSize,
     seed,
@@ -77,15 +67,16 @@ async function launch(ctx: CheckContext, worldSize: number, lengths: number[], s
 
 /**
  * The messages `rank` sent, one list per call. The fence after call k is the
- * rank's message to itself with tag fenceTag + k; anything else (a student's
+ * rank's message to itself with tag tags[k]; anything else (a student's
  * message to itself included) belongs to the call it was sent in.
  */
-function splitByFences(trace: TraceEvent[], rank: number, calls: number, fenceTag: number): TraceEvent[][] {
+function splitByFences(trace: TraceEvent[], rank: number, tags: readonly number[]): TraceEvent[][] {
+  const calls = tags.length;
   const out: TraceEvent[][] = [[]];
   for (const e of trace) {
     if (e.src !== rank) continue;
     const k = out.length - 1;
-    if (e.dst === rank && e.tag === fenceTag + k && k < calls) out.push([]);
+    if (e.dst === rank && k < calls && e.tag === tags[k]) out.push([]);
     else out[k]!.push(e);
   }
   while (out.length <= calls) out.push([]);
