@@ -128,6 +128,19 @@ describe('a pool with precompiled modules', () => {
     expect(files).not.toContain(here('../../tensor/src/tensor.ts')); // only the bundle's copy of the tensor library
   });
 
+  it("gives the workers it starts after its first V8's code for the bundle, which they load without compiling it", async () => {
+    const p = poolWith(compiled);
+    await p.warm(1); // the first worker compiles the bundle and hands its code back
+    const r = await run(p, 'bundleStatus', 3); // that worker, and two started with the code
+    expect(r.ok).toBe(true);
+    const status = r.ranks.map((x) => x.value as { loaded: boolean; fromCode: boolean });
+    expect(status.every((s) => s.loaded)).toBe(true);
+    expect(status.filter((s) => s.fromCode)).toHaveLength(2);
+    // and they run the course code as the first did
+    const ring = await run(p, 'ring', 3);
+    expect(ring.ranks.map((x) => Array.from((x.value as { got: Tensor }).got.toArray() as number[]))).toEqual([[4, 40], [0, 0], [2, 20]]);
+  });
+
   it('works without a bundle: the course then comes through tsx', async () => {
     const r = await run(poolWith(compiled, false), 'ring', 2);
     expect(r.ok).toBe(true);

@@ -66,6 +66,8 @@ export class WorkerPool {
   // Threads still starting (startOnce), so that close() can stop them rather than wait for them to come up.
   private readonly booting = new Set<Worker>();
   private closed = false;
+  // V8's code for the bundle, from the first worker that loaded it (see PRECOMPILED_BOOT): later workers skip compiling it.
+  private bundleCode: Uint8Array | null = null;
 
   constructor(private readonly opts: WorkerPoolOptions = {}) {
     refuseIfConfined('start worker threads'); // they would not be confined
@@ -187,9 +189,11 @@ export class WorkerPool {
     const mb = this.memoryLimitMb;
     const channel = new MessageChannel();
     const pre = this.opts.precompiled;
+    const wantBundleCode = pre?.bundle !== undefined && this.bundleCode === null;
+    const code = pre ? (wantBundleCode ? { wantBundleCode } : { bundleCode: this.bundleCode }) : {};
     const worker = new Worker(pre ? PRECOMPILED_BOOT : WORKER_BOOT, {
       eval: true,
-      workerData: { port: channel.port2, ...(pre ? { precompiled: pre } : {}) },
+      workerData: { port: channel.port2, ...(pre ? { precompiled: pre, ...code } : {}) },
       transferList: [channel.port2],
       resourceLimits: { maxOldGenerationSizeMb: mb, maxYoungGenerationSizeMb: Math.min(64, Math.max(8, mb / 8)) },
       stdout: true,
@@ -211,8 +215,16 @@ export class WorkerPool {
         reject(new Error(why));
       };
       const timer = setTimeout(() => fail(`not ready after ${limit} ms`), limit);
-      const onMessage = (m: { t?: string }) => {
-        if (m?.t !== 'ready') return;
+      // A worker asked for the bundle's code posts it right after 'ready', before it can run a launch.
+      let ready = false;
+      let codeToCome = wantBundleCode;
+      const onMessage = (m: { t?: string; code?: unknown }) => {
+        if (m?.t === 'ready') ready = true;
+        else if (m?.t === 'bundle-code' && codeToCome) {
+          codeToCome = false;
+          if (m.code instanceof Uint8Array && this.bundleCode === null) this.bundleCode = m.code;
+        }
+        if (!ready || codeToCome) return;
         this.booting.delete(worker);
         clearTimeout(timer);
         worker.off('message', onMessage);

@@ -31,12 +31,21 @@ const TSX_API = createRequire(import.meta.url).resolve('tsx/cjs/api');
  */
 export const WORKER_BOOT = [`require(${JSON.stringify(TSX_CACHE_GUARD)});`, `require(${JSON.stringify(TSX_API)}).register();`, `require(${JSON.stringify(WORKER_MAIN)});`].join('\n');
 
-/** A rank worker's first code when its pool has precompiled modules: the loader of precompiled-loader.cjs, then worker-main.ts through it. */
+/**
+ * A rank worker's first code when its pool has precompiled modules: the
+ * loader of precompiled-loader.cjs, then worker-main.ts through it. A worker
+ * asked for `wantBundleCode` then posts V8's code for the bundle
+ * (`{ t: 'bundle-code' }`) for the pool to give the workers it starts next;
+ * it does so before it is confined and before any launch, so the code is
+ * only ever the course's.
+ */
 export const PRECOMPILED_BOOT = [
-  `const { precompiled } = require('node:worker_threads').workerData;`,
+  `const { workerData, parentPort } = require('node:worker_threads');`,
+  `const { precompiled, bundleCode, wantBundleCode } = workerData;`,
   `const loader = require(${JSON.stringify(here('./precompiled-loader.cjs'))});`,
-  `loader.install(precompiled);`,
+  `loader.install({ ...precompiled, bundleCode });`,
   `require(${JSON.stringify(WORKER_MAIN)});`,
+  `if (wantBundleCode) parentPort.postMessage({ t: 'bundle-code', code: loader.bundleCode() });`,
   `if (precompiled.untrusted) loader.confine();`,
 ].join('\n');
 

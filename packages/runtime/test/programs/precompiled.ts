@@ -22,3 +22,8 @@ export function throwsHere(): never {
   const x: Unused = { a: 1 };
   throw new Error(`thrown on purpose (${x.a})`);
 }
+
+/** How this worker's loader loaded the bundle: from V8's code for it (a worker the pool started after its first), or compiled. */
+export function bundleStatus(): { loaded: boolean; fromCode: boolean } {
+  return (require('../../src/loading/precompiled-loader.cjs') as { bundleStatus(): { loaded: boolean; fromCode: boolean } }).bundleStatus();
+}
