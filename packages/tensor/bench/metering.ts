@@ -2,7 +2,8 @@
  * What the virtual device's meter costs: the same work timed with no meter
  * (as outside a launch) and inside a rank's meter context, as a rank of a
  * launch with a device runs it: every op charged by the roofline, every
- * storage counted on the device's memory (through a WeakRef), and the
+ * storage counted on the device's memory (watched through the same
+ * finalization registry the runtime gives a rank's meter), and the
  * context found through an AsyncLocalStorage, as the runtime's scope does.
  * Memory points (garbage collections) are not included: they happen at
  * message deliveries and marks, which this benchmark has none of; the
@@ -11,7 +12,9 @@
  * Samples alternate between off and on, so a busy machine slows both alike.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { RankMeter, installAllocationHooks, runInContext, setMeterScope, type MeterContext, type MeterScope } from '../src/meter/index.ts';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { RankMeter, installAllocationHooks, runInContext, setMeterScope, type MeterContext, type MeterScope, type RegistryWithCleanup } from '../src/meter/index.ts';
 import { Generator, nn, noGrad, optim, randn } from '../src/index.ts';
 
 /** A scope like the runtime's (src/device/scope.ts in @dtlab/runtime). */
@@ -23,6 +26,19 @@ class AlsScope implements MeterScope {
   run<T>(ctx: MeterContext, fn: () => T): T {
     return this.storage.run(ctx, fn);
   }
+}
+
+/**
+ * The finalization registry a rank's meter gets from the runtime
+ * (cleanupRegistry in @dtlab/runtime's src/device/collect.ts): with
+ * cleanupSome, which V8 gives contexts made after its flag is set. Without it
+ * the meter falls back to WeakRefs, which keep every buffer alive to the end
+ * of the job that made it: a cost no rank of a launch pays.
+ */
+function runtimeRegistry(): RegistryWithCleanup | undefined {
+  v8.setFlagsFromString('--harmony-weak-refs-with-cleanup-some');
+  const R = vm.runInNewContext('FinalizationRegistry') as RegistryWithCleanup & { prototype: Record<string, unknown> };
+  return typeof R.prototype.cleanupSome === 'function' ? R : undefined;
 }
 
 /** One row of the metering table. */
@@ -67,8 +83,9 @@ export function benchMetering(quick: boolean, seed: number): MeteringRow[] {
   setMeterScope(new AlsScope());
   installAllocationHooks();
   const device = { name: 'course', flopsPerUs: { float32: 1e4, float64: 5e3 }, memoryBytesPerUs: 8e4, capacityBytes: 2 ** 40 };
-  // A fresh meter per sample, as each launch has its own.
-  const ctx = () => new RankMeter({ rank: 0, device }).rootContext();
+  // A fresh meter per sample, as each launch has its own, with the runtime's registry.
+  const registry = runtimeRegistry();
+  const ctx = () => new RankMeter({ rank: 0, device, ...(registry ? { registry } : {}) }).rootContext();
 
   const [B, D, H, C] = [64, 784, 256, 10];
   const x = randn([B, D], { seed });
