@@ -19,7 +19,7 @@ import { FIGURES_ENV, type BenchFigure } from './bench-figures.ts';
 /** The order benchmarks run in, and their shorter settings (the default; `--full` runs each with its own defaults). */
 const PLAN: [name: string, quick: string[]][] = [
   ['grader', ['--runs', '3']],
-  ['batch', ['--students', '4']],
+  ['batch', ['--students', '8', '--exercises', 'ex01,ex02,ex03']],
   ['tensor', ['--quick']],
   ['runtime', ['--quick']],
   ['collectives', ['-b', '8', '-e', '64M', '-f', '64']],

@@ -1,12 +1,12 @@
 /**
- * The secret fences of the ex07 and ex08 memory checks (checks/ex07-zero-stage-2/fences.ts):
+ * The secret fences of the checks of ex02 and ex04-ex09 (src/fences.ts):
  * tags that only the key gives, and the trace cut into phases at them. The
  * corpus (mistakes.test.ts) shows them at work in real gradings; these pin
  * down the cutting on traces written by hand.
  */
 import { describe, expect, it } from 'vitest';
 import type { TraceEvent } from '@dtlab/runtime';
-import { fenceTags, splitPhases } from '../checks/ex07-zero-stage-2/fences.ts';
+import { fenceTags, splitPhases } from '../src/fences.ts';
 
 function event(src: number, dst: number, tag: number, bytes: number): TraceEvent {
   return { seq: 0, src, dst, tag, bytes, count: bytes / 4, dtype: 'float32', vtStartUs: 0, vtEndUs: 0 };
@@ -46,8 +46,8 @@ describe('splitPhases', () => {
     ];
     const phases = splitPhases(trace, 2, tags);
     expect(phases).toEqual([
-      { rank: 0, toOthers: [100, 12, 0], all: [100, 20, 0] },
-      { rank: 1, toOthers: [40, 20, 4], all: [40, 20, 4] },
+      { rank: 0, toOthers: [100, 12, 0], all: [100, 20, 0], messages: [1, 2, 0], largest: [100, 12, 0], tags: [[2 ** 30], [7, 9], []] },
+      { rank: 1, toOthers: [40, 20, 4], all: [40, 20, 4], messages: [1, 1, 1], largest: [40, 20, 4], tags: [[2 ** 30 + 1], [2 ** 30 + 2], [3]] },
     ]);
   });
 
@@ -59,6 +59,6 @@ describe('splitPhases', () => {
 
   it('counts a fence tag sent to another rank as traffic, not as a fence', () => {
     const phases = splitPhases([event(0, 1, f0, 16), event(0, 0, f0, 0), event(0, 0, f1, 0), event(1, 1, f0, 0), event(1, 1, f1, 0)], 2, tags);
-    expect(typeof phases === 'string' ? phases : phases[0]).toEqual({ rank: 0, toOthers: [16, 0, 0], all: [16, 0, 0] });
+    expect(typeof phases === 'string' ? phases : phases[0]).toEqual({ rank: 0, toOthers: [16, 0, 0], all: [16, 0, 0], messages: [1, 0, 0], largest: [16, 0, 0], tags: [[f0], [], []] });
   });
 });

@@ -10,9 +10,8 @@
  */
 import { chunkBounds, deriveSeed, type ChunkBound, type Tensor } from '@dtlab/tensor';
 import type { TraceEvent } from '@dtlab/runtime';
-import { programPath, type CheckContext } from '@dtlab/grader';
+import { programPath, fenceTags, type CheckContext } from '@dtlab/grader';
 import type { CallsResult } from './programs.ts';
-import { fenceTags } from '../ex07-zero-stage-2/fences.ts';
 
 const ENTRY = 'src/ring-scatter-reduce.ts';
 const program = { module: programPath(import.meta.url, './programs.ts'), export: 'scatterReduceCalls' };

@@ -17,8 +17,7 @@
 import { nn, optim, type Tensor } from '@dtlab/tensor';
 import { COLLECTIVE_TAG } from '@dtlab/collectives';
 import type { TraceEvent } from '@dtlab/runtime';
-import { programPath, type CheckContext, type CheckFn, type ValueShape } from '@dtlab/grader';
-import { fenceTags } from '../ex07-zero-stage-2/fences.ts';
+import { programPath, fenceTags, type CheckContext, type CheckFn, type ValueShape } from '@dtlab/grader';
 import { buildMlp, namedTensors, rankBatch, singleProcessTraining, snapshot, type ModelBuilder, type TrainSpec, type Trajectory } from './data.ts';
 
 const ENTRY = 'src/data-parallel.ts';

@@ -6,9 +6,8 @@
  */
 import type { Comm } from '@dtlab/runtime';
 import { nn, optim, type Tensor } from '@dtlab/tensor';
-import { loadExport } from '@dtlab/grader';
+import { loadExport, fencer } from '@dtlab/grader';
 import { buildMlp, namedTensors, rankBatch, snapshot, type ModelBuilder, type TrainSpec, type Trajectory } from './data.ts';
-import { fencer } from '../ex07-zero-stage-2/fences.ts';
 
 /** What a DataParallel class must offer (see the exercise's README). */
 export interface DataParallelLike {

@@ -17,11 +17,10 @@
 import { estimateTime } from '@dtlab/collectives';
 import type { LaunchResult, RankDeviceStats } from '@dtlab/runtime';
 import type { Tensor } from '@dtlab/tensor';
-import { programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
+import { programPath, fenceTags, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { buildMlp, expectedBuckets, namedUniqueParameters, rankBatch, singleProcessTraining, type BucketSpec, type ExpectedBucket, type ModelBuilder, type Trajectory } from './data.ts';
 import { regionLabels, type BatchFn } from './programs.ts';
 import { callsPerStep, type TracedCall } from './trace.ts';
-import { fenceTags } from '../ex07-zero-stage-2/fences.ts';
 
 const ENTRY = 'src/bucketed-data-parallel.ts';
 const programs = programPath(import.meta.url, './programs.ts');

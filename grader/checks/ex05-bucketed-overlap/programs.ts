@@ -10,9 +10,8 @@
  */
 import { profile, type Comm } from '@dtlab/runtime';
 import { nn, optim, type Tensor } from '@dtlab/tensor';
-import { loadExport } from '@dtlab/grader';
+import { loadExport, fencer } from '@dtlab/grader';
 import { buildMlp, namedUniqueParameters, rankBatch, snapshot, type BucketSpec, type ModelBuilder, type Trajectory } from './data.ts';
-import { fencer } from '../ex07-zero-stage-2/fences.ts';
 
 /** What a BucketedDataParallel must offer (see the exercise's README). */
 interface BucketedLike {

@@ -20,9 +20,8 @@
 import { COLLECTIVE_TAG } from '@dtlab/collectives';
 import type { TraceEvent } from '@dtlab/runtime';
 import type { Tensor } from '@dtlab/tensor';
-import { programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
+import { programPath, fenceTags, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { drawLengths, makeModel, singleProcessTraining, type AccumulationRun, type AccumulationSpec } from './data.ts';
-import { fenceTags } from '../ex07-zero-stage-2/fences.ts';
 
 const ENTRY = 'src/gradient-accumulation.ts';
 const program = { module: programPath(import.meta.url, './programs.ts'), export: 'accumulateSteps' };

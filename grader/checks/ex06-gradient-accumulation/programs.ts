@@ -12,9 +12,8 @@
  */
 import type { Comm } from '@dtlab/runtime';
 import { optim, zeros, type Tensor, type nn } from '@dtlab/tensor';
-import { loadExport } from '@dtlab/grader';
+import { loadExport, fencer } from '@dtlab/grader';
 import { makeModel, microBatch, snapshot, type AccumulationRun, type AccumulationSpec } from './data.ts';
-import { fencer } from '../ex07-zero-stage-2/fences.ts';
 
 type AccumulateGradients = (comm: Comm, model: nn.Module, microBatches: { x: Tensor; y: number[] }[]) => Promise<void>;
 

@@ -9,12 +9,11 @@
  */
 import { chunkBounds } from '@dtlab/tensor';
 import type { LaunchResult, MemoryMark, RankStats, TraceEvent } from '@dtlab/runtime';
-import { programPath, type CheckContext, type CheckFn, type ValueShape } from '@dtlab/grader';
+import { programPath, fenceTags, splitPhases, type CheckContext, type CheckFn, type ValueShape } from '@dtlab/grader';
 import { expectParity, type ParamLayout } from '../ex03-zero-sharding/checks.ts';
 import type { StepsResult } from '../ex03-zero-sharding/programs.ts';
 import { BYTES_PER_ELEMENT, CHECK_OPTIONS, largestParam, paramCount, paramLayout, singleProcessTraining, type Experiment } from './data.ts';
 import { FENCES, MARKS, type Measure } from './programs.ts';
-import { fenceTags, splitPhases } from './fences.ts';
 
 const ENTRY = 'src/zero2-adamw.ts';
 const training = { module: programPath(import.meta.url, './programs.ts'), export: 'zero2Training' };

@@ -10,11 +10,10 @@ import type { Comm } from '@dtlab/runtime';
 import { memory } from '@dtlab/runtime';
 import { chunkBounds, flattenTensors, nn, noGrad, unflattenTensors, zeros, type Tensor, type optim } from '@dtlab/tensor';
 import { allGather } from '@dtlab/collectives';
-import { loadExport } from '@dtlab/grader';
+import { loadExport, fencer } from '@dtlab/grader';
 import { makeModel, miniBatch, optimizerParams, type Experiment } from './data.ts';
 import { expectCheckpointKept, loadableCheckpoint, markChangedSinceSave, saveCheckpoint, type SavedCheckpoint, type StepsResult } from '../ex03-zero-sharding/programs.ts';
 import { fingerprintOf } from '../ex03-zero-sharding/data.ts';
-import { fencer } from './fences.ts';
 
 /** The submission's class, as the rank programs use it. */
 export type Zero2AdamWClass = new (comm: Comm, params: Tensor[], opts: optim.AdamOptions & { bucketBytes?: number }) => {

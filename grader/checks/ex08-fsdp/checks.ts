@@ -10,10 +10,9 @@
  */
 import { chunkBounds, unflattenTensors, type Tensor } from '@dtlab/tensor';
 import type { LaunchResult, MemoryMark, RankStats, TraceEvent } from '@dtlab/runtime';
-import { programPath, type CheckContext, type CheckFn, type ValueShape } from '@dtlab/grader';
+import { programPath, fenceTags, splitPhases, type CheckContext, type CheckFn, type ValueShape } from '@dtlab/grader';
 import { BYTES_PER_ELEMENT, CHECK_OPTIONS, paramCount, rankShards, shardSizes, singleProcessTraining, unitsOf, type Experiment } from './data.ts';
 import { FENCES, MARKS, type FsdpResult, type Measure } from './programs.ts';
-import { fenceTags, splitPhases } from '../ex07-zero-stage-2/fences.ts';
 
 const ENTRY = 'src/fsdp-linear.ts';
 const training = { module: programPath(import.meta.url, './programs.ts'), export: 'fsdpTraining' };

@@ -11,9 +11,8 @@
 import type { Comm } from '@dtlab/runtime';
 import { memory } from '@dtlab/runtime';
 import { Tensor, cat, nn, noGrad, optim, zeros } from '@dtlab/tensor';
-import { loadExport } from '@dtlab/grader';
+import { loadExport, fencer } from '@dtlab/grader';
 import { makeModel, miniBatch, shardSizes, unitsOf, type Experiment } from './data.ts';
-import { fencer } from '../ex07-zero-stage-2/fences.ts';
 
 /** What the programs use of the submission's FsdpLinear. */
 export interface FsdpLayer {

@@ -11,10 +11,9 @@
  * Tolerance: float64, rtol 1e-9 and atol 1e-10 (see data.ts: the only
  * difference the maths allows is the order of additions).
  */
-import { createHash } from 'node:crypto';
 import type { LaunchResult, TraceEvent } from '@dtlab/runtime';
 import type { Tensor } from '@dtlab/tensor';
-import { programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
+import { fenceTags, programPath, splitPhases, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { hiddenShard, reference, type MLPSpec, type Reference } from './data.ts';
 import { PASS_RESULT, type PassResult } from './programs.ts';
 
@@ -23,16 +22,6 @@ const program = { module: programPath(import.meta.url, './programs.ts'), export:
 
 /** The tolerance of every value comparison (float64; see the file comment). */
 export const TOLERANCE = { rtol: 1e-9, atol: 1e-10 };
-
-/**
- * The fence tag of one launch, drawn from the check's secret (`ctx.markKey()`)
- * and the spec: 48 bits of a SHA-256, above 2^31 so that it meets neither
- * @dtlab/collectives' tags (2^30 + call) nor a small tag a student picks.
- * The submission never sees the key, so it cannot send a fence of its own.
- */
-export function fenceTagOf(key: string, label: string): number {
-  return 2 ** 31 + createHash('sha256').update(`${key} ${label}`).digest().readUIntBE(0, 6);
-}
 
 /** The public checks' MLP: 12 hidden units, which 2 and 4 ranks split evenly. */
 export function publicSpec(ctx: CheckContext, worldSize: number): MLPSpec {
@@ -45,17 +34,17 @@ export interface Pass {
   worldSize: number;
   outputs: PassResult[];
   result: LaunchResult;
-  /** The launch's fence tag (fence k is `fenceTag + k`). */
-  fenceTag: number;
+  /** The launch's two fence tags (after the forward, after the backward), from the check's secret. */
+  fences: number[];
 }
 
 /** Runs one forward and backward of the submission on `worldSize` ranks, once per grading for each spec (checks share it). */
 export function runPass(ctx: CheckContext, worldSize: number, spec: MLPSpec): Promise<Pass> {
   const key = `ex09 pass ${worldSize} ${JSON.stringify(spec)}`;
   return ctx.shared(key, async () => {
-    const fenceTag = fenceTagOf(ctx.markKey(), key);
-    const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), spec, fenceTag], returns: PASS_RESULT });
-    return { spec, worldSize, outputs: result.ranks.map((r) => r.value as PassResult), result, fenceTag };
+    const fences = fenceTags(ctx.markKey(), key, 2);
+    const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), spec, fences], returns: PASS_RESULT });
+    return { spec, worldSize, outputs: result.ranks.map((r) => r.value as PassResult), result, fences };
   });
 }
 
@@ -103,30 +92,22 @@ export interface PhaseTraffic {
 }
 
 /**
- * Splits the trace at each rank's fences (see programs.ts): phase 0 is the
- * forward, phase 1 the backward, phase 2 anything a rank sent after its
- * backward's fence (which the MLP must not send). A rank's messages enter
- * the trace in the order it sent them. Only a self-message tagged
- * `fenceTag + k` for the rank's next k is a fence; any other message, a
- * self-message under any other tag included, is traffic of the phase it is
- * sent in.
+ * The ranks' traffic in each phase (0 the forward, 1 the backward, 2 anything
+ * sent after the backward's fence, which the MLP must not send), every rank
+ * together: the trace cut at each rank's secret fences (splitPhases), a
+ * self-message under any tag but the rank's next fence counted as traffic
+ * too. A string when the fences cannot be told apart.
  */
-export function phases(trace: TraceEvent[], worldSize: number, fenceTag: number): [PhaseTraffic, PhaseTraffic, PhaseTraffic] {
-  const phase = new Array<number>(worldSize).fill(0);
-  const out = [0, 1, 2].map(() => ({ tags: new Set<number>(), messages: 0, bytes: 0, largest: 0 }));
-  for (const e of trace) {
-    const at = phase[e.src]!;
-    if (e.src === e.dst && at < 2 && e.tag === fenceTag + at) {
-      phase[e.src] = at + 1;
-      continue;
-    }
-    const p = out[at]!;
-    p.tags.add(e.tag);
-    p.messages++;
-    p.bytes += e.bytes;
-    p.largest = Math.max(p.largest, e.bytes);
-  }
-  return out.map((p) => ({ calls: p.tags.size, messages: p.messages, bytes: p.bytes, largest: p.largest })) as [PhaseTraffic, PhaseTraffic, PhaseTraffic];
+export function phases(trace: readonly TraceEvent[], worldSize: number, fences: readonly number[]): [PhaseTraffic, PhaseTraffic, PhaseTraffic] | string {
+  const ranks = splitPhases(trace, worldSize, fences);
+  if (typeof ranks === 'string') return ranks;
+  const phase = (k: number): PhaseTraffic => ({
+    calls: new Set(ranks.flatMap((r) => r.tags[k]!)).size,
+    messages: ranks.reduce((s, r) => s + r.messages[k]!, 0),
+    bytes: ranks.reduce((s, r) => s + r.all[k]!, 0),
+    largest: Math.max(0, ...ranks.map((r) => r.largest[k]!)),
+  });
+  return [phase(0), phase(1), phase(2)];
 }
 
 /**
@@ -141,7 +122,11 @@ export function phases(trace: TraceEvent[], worldSize: number, fenceTag: number)
  */
 export function expectAllReduces(ctx: CheckContext, pass: Pass): void {
   const { spec, worldSize } = pass;
-  const [fwd, bwd, after] = phases(pass.result.trace, worldSize, pass.fenceTag);
+  const split = phases(pass.result.trace, worldSize, pass.fences);
+  if (typeof split === 'string') {
+    ctx.fail(`with ${ranksText(worldSize)} the forward's and the backward's messages could not be told apart: ${split}`, { rank: null, index: null, expected: 'each rank past both fences, in order', actual: split, label: `fences with ${ranksText(worldSize)}` });
+  }
+  const [fwd, bwd, after] = split;
   const want = [
     { name: 'forward', t: fwd, n: spec.batch * spec.outDim, what: `the output y [${spec.batch}, ${spec.outDim}]` },
     { name: 'backward', t: bwd, n: spec.batch * spec.inDim, what: `the input's gradient [${spec.batch}, ${spec.inDim}]` },

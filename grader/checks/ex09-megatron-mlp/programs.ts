@@ -4,18 +4,17 @@
  * forward and one backward of the loss sum(y ⊙ upstream), and hand back the
  * output and every gradient.
  *
- * Between the forward and the backward, and after the backward, each rank
- * sends itself an empty "fence" message tagged `fenceTag + k`. The fabric
- * records it like any message, and a rank's messages enter the trace in the
- * order it sent them, so the checker can tell the forward's messages from
- * the backward's. `fenceTag` is drawn by the check from its secret for each
- * launch (see `fenceTagOf` in checks.ts) and reaches only this program, so a
- * submission cannot send a fence of its own to move its traffic out of a
- * phase.
+ * After the forward and after the backward each rank passes a secret fence
+ * (`fencer` of @dtlab/grader's fences.ts: an empty message to itself under a
+ * tag drawn by the check from its secret for each launch), so the checker
+ * can tell the forward's messages from the backward's; the tags reach only
+ * this program, and the fence keeps the Comm's own methods, bound before the
+ * submission loads, so a submission can neither send a fence of its own nor
+ * hold one back.
  */
 import type { Comm } from '@dtlab/runtime';
 import { Tensor, zeros } from '@dtlab/tensor';
-import { loadExport, type ValueShape } from '@dtlab/grader';
+import { fencer, loadExport, type ValueShape } from '@dtlab/grader';
 import { fullWeights, input, upstream, type FullWeights, type MLPSpec } from './data.ts';
 
 /** The submission's model, as the rank programs use it. */
@@ -59,29 +58,25 @@ export function copies(w: FullWeights): FullWeights {
   return { w1: w.w1.clone(), b1: w.b1.clone(), w2: w.w2.clone(), b2: w.b2.clone() };
 }
 
-/** Sends this rank an empty message tagged `fenceTag + k` (k = 0 after the forward, 1 after the backward) and receives it: a marker in the trace. */
-export async function fence(comm: Comm, fenceTag: number, k: number): Promise<void> {
-  comm.isend(comm.rank, zeros([0]), { tag: fenceTag + k });
-  await comm.recv(comm.rank, { tag: fenceTag + k });
-}
 
 /**
  * One forward and one backward of the submission's ParallelMLP on the
- * spec's input, with a fence (tags `fenceTag`, `fenceTag + 1`) after each; returns the output, x.grad and
+ * spec's input, with a fence after each (`fences`: the two tags); returns the output, x.grad and
  * every parameter's gradient, read from the model's documented fields.
  */
-export async function mlpPass(comm: Comm, entry: string, spec: MLPSpec, fenceTag: number): Promise<PassResult> {
-  if (!Number.isSafeInteger(fenceTag) || fenceTag < 0) throw new TypeError(`mlpPass: the fence tag must be a non-negative integer, got ${String(fenceTag)}`);
+export async function mlpPass(comm: Comm, entry: string, spec: MLPSpec, fences: number[]): Promise<PassResult> {
+  if (!Array.isArray(fences) || fences.length !== 2 || !fences.every((t) => Number.isSafeInteger(t) && t >= 0)) throw new TypeError(`mlpPass: expected two fence tags, got ${JSON.stringify(fences)}`);
+  const fence = fencer(comm, fences); // before the submission loads
   const ParallelMLP = await loadExport<ParallelMLPClass>(entry, 'ParallelMLP');
   const model = new ParallelMLP(comm, copies(fullWeights(spec)));
   const x = input(spec);
   x.requiresGrad = true;
   const y = await model.forward(x);
   if (!(y instanceof Tensor)) throw new TypeError(`ParallelMLP.forward must resolve to a Tensor (the output [${spec.batch}, ${spec.outDim}]), but it resolved to ${y === null ? 'null' : typeof y}`);
-  await fence(comm, fenceTag, 0);
+  await fence(0);
   const loss = y.mul(upstream(spec)).sum();
   await loss.backwardAsync();
-  await fence(comm, fenceTag, 1);
+  await fence(1);
   const missing: string[] = [];
   const fields = model as unknown as Record<string, unknown>;
   const grad = (name: (typeof PARAMS)[number]) => {

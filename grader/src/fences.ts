@@ -11,7 +11,8 @@
  * in the order it sent them, so everything between fence k-1 and fence k is
  * what that rank sent in phase k. The rank program binds the Comm's methods
  * before it loads the submission, so that a submission that rewrites them
- * cannot hold a fence back or send one early. Used by ex07 and ex08.
+ * cannot hold a fence back or send one early. Used by the checks of ex02
+ * and ex04-ex09, from `@dtlab/grader`.
  */
 import type { Comm, TraceEvent } from '@dtlab/runtime';
 import { zeros } from '@dtlab/tensor';
@@ -72,6 +73,12 @@ export interface RankPhases {
   toOthers: number[];
   /** Per phase: bytes of every message, to itself included. */
   all: number[];
+  /** Per phase: how many messages (fences left out), to itself included. */
+  messages: number[];
+  /** Per phase: the largest message's bytes. */
+  largest: number[];
+  /** Per phase: the distinct tags it sent under, in the order first used (a collective call or a stream of plain messages each). */
+  tags: number[][];
 }
 
 /**
@@ -83,7 +90,8 @@ export interface RankPhases {
  */
 export function splitPhases(trace: readonly TraceEvent[], worldSize: number, tags: readonly number[]): RankPhases[] | string {
   const phase = new Array<number>(worldSize).fill(0);
-  const out: RankPhases[] = Array.from({ length: worldSize }, (_, rank) => ({ rank, toOthers: new Array<number>(tags.length + 1).fill(0), all: new Array<number>(tags.length + 1).fill(0) }));
+  const perPhase = () => new Array<number>(tags.length + 1).fill(0);
+  const out: RankPhases[] = Array.from({ length: worldSize }, (_, rank) => ({ rank, toOthers: perPhase(), all: perPhase(), messages: perPhase(), largest: perPhase(), tags: Array.from({ length: tags.length + 1 }, () => []) }));
   for (const e of trace) {
     const at = tags.indexOf(e.tag);
     if (at >= 0 && e.src === e.dst) {
@@ -95,6 +103,9 @@ export function splitPhases(trace: readonly TraceEvent[], worldSize: number, tag
     if (!p) continue;
     const k = phase[e.src]!;
     p.all[k]! += e.bytes;
+    p.messages[k]!++;
+    p.largest[k] = Math.max(p.largest[k]!, e.bytes);
+    if (!p.tags[k]!.includes(e.tag)) p.tags[k]!.push(e.tag);
     if (e.src !== e.dst) p.toOthers[k]! += e.bytes;
   }
   const short = phase.findIndex((k) => k !== tags.length);
