@@ -10,6 +10,9 @@
  *   grade --seed` finds) and turns to passing when the solution is copied in;
  * - the trace view draws a `dtrun --trace` file;
  * - the HTML report opens with every request blocked and has its timeline;
+ * - the runtime's thread-per-rank semantics suite on Web Workers (a page
+ *   and a Web Worker as the launching thread) gives the digests of Node's
+ *   worker threads;
  * - hidden checks and solutions are refused by the server.
  * Screenshots go to playground/artifacts/ (CI keeps them).
  */
@@ -26,6 +29,7 @@ import { tensor } from '@dtlab/tensor';
 import { startPlayground, type Playground } from '../src/server/server.ts';
 import { runPipeline } from '../src/model/pipeline.ts';
 import { encode } from '../src/model/collectives.ts';
+import { runSemantics, SEMANTICS_CASES, type Digest } from '../../packages/runtime/test/semantics/suite.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
@@ -133,6 +137,36 @@ describe.skipIf(!haveBrowser)('the playground in Chromium', () => {
     await page.waitForSelector('#view[data-done="2"]', { timeout: 30_000 });
     expect(await page.$$eval('[data-check]', (cs) => cs.map((c) => c.getAttribute('data-status')))).toEqual(['passed', 'passed', 'passed']);
     await page.screenshot({ path: join(ARTIFACTS, 'exercise-passing.png'), fullPage: true });
+    await page.close();
+  });
+
+  it('runtime: the thread-per-rank semantics suite on Web Workers gives what it gives on Node\'s worker threads', async () => {
+    const runtime = join(ROOT, 'packages', 'runtime');
+    const programs = join(runtime, 'test', 'semantics', 'programs.ts');
+    const node = await runSemantics(launch, programs, 'workers');
+    const page = await open('#trace');
+    // A string, not a function: vitest rewrites a test file's import() for Node, and this one must run in the page.
+    const fromPage = (await page.evaluate(`(async () => {
+      const { launch } = await import('/@fs${runtime}/src/browser.ts');
+      const { runSemantics } = await import('/@fs${runtime}/test/semantics/suite.ts');
+      return runSemantics(launch, '/@fs${programs}', 'workers');
+    })()`)) as Record<string, Digest>;
+    // The same from a Web Worker as the launching thread (the exercise view's check worker is one): nested workers.
+    const fromWorker = (await page.evaluate(`new Promise((resolve, reject) => {
+      const base = location.origin + '/@fs${runtime}';
+      const code = "const { launch } = await import('" + base + "/src/browser.ts');"
+        + "const { runSemantics } = await import('" + base + "/test/semantics/suite.ts');"
+        + "postMessage(await runSemantics(launch, '" + base + "/test/semantics/programs.ts', 'workers'));";
+      const w = new Worker(URL.createObjectURL(new Blob([code], { type: 'text/javascript' })), { type: 'module' });
+      w.onmessage = (e) => resolve(e.data);
+      w.onerror = (e) => reject(new Error('the launching worker failed: ' + e.message));
+    })`)) as Record<string, Digest>;
+    for (const c of SEMANTICS_CASES) {
+      c.verify(fromPage[c.name]!);
+      expect(fromPage[c.name], c.name).toEqual(node[c.name]);
+      c.verify(fromWorker[c.name]!);
+      expect(fromWorker[c.name], `${c.name} (launched from a Web Worker)`).toEqual(node[c.name]);
+    }
     await page.close();
   });
 
