@@ -7,7 +7,8 @@
  *   untapped run of the runtime in Node;
  * - the pipeline view's bubble fraction is the virtual device's in Node;
  * - the exercise view shows the starter's first wrong value (the one `pnpm
- *   grade --seed` finds) and turns to passing when the solution is copied in;
+ *   grade --seed` finds), with ranks inline and on a Web Worker each, and
+ *   turns to passing when the solution is copied in;
  * - the trace view draws a `dtrun --trace` file;
  * - the HTML report opens with every request blocked and has its timeline;
  * - the runtime's thread-per-rank semantics suite on Web Workers (a page
@@ -119,17 +120,29 @@ describe.skipIf(!haveBrowser)('the playground in Chromium', () => {
     const out = join(work, 'rubric.json');
     spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'grader', 'src', 'cli', 'grade.ts'), 'ex01', '--submission', work, '--seed', String(seed), '--no-hidden', '--out', out], { cwd: ROOT, encoding: 'utf8' });
     const rubric = JSON.parse(readFileSync(out, 'utf8')) as { checks: { id: string; status: string; divergence?: { rank: number; index: number; expected: number; actual: number } }[] };
+    const sameVerdicts = async (page: Page, how: string) => {
+      for (const c of rubric.checks.filter((x) => x.id !== 'policy')) {
+        expect(await page.getAttribute(`[data-check="${c.id}"]`, 'data-status'), `${c.id} (${how})`).toBe(c.status);
+        if (c.divergence) {
+          const d = c.divergence;
+          const text = await page.textContent(`[data-check="${c.id}"] .divergence`);
+          expect(text).toContain(`rank ${d.rank}`);
+          expect(text).toContain(`index ${d.index}: expected ${d.expected}, actual ${d.actual}`);
+        }
+      }
+    };
+    // Every launch on a Web Worker per rank, as the grader runs ranks on worker threads: the same verdicts.
+    const onWorkers = await open(`?seed=${seed}&backend=workers#exercise`);
+    await onWorkers.waitForSelector('#view[data-done="1"]', { timeout: 60_000 });
+    expect(await onWorkers.textContent('#run-status')).toContain('each in a Web Worker');
+    // Each check ran its launches (at least one) on Web Workers.
+    for (const backends of await onWorkers.$$eval('[data-check]', (cs) => cs.map((c) => c.getAttribute('data-backends')!))) expect(backends).toMatch(/^workers( workers)*$/);
+    await sameVerdicts(onWorkers, 'ranks on Web Workers');
+    await onWorkers.close();
     const page = await open(`?seed=${seed}#exercise`);
     await page.waitForSelector('#view[data-done="1"]', { timeout: 30_000 });
-    for (const c of rubric.checks.filter((x) => x.id !== 'policy')) {
-      expect(await page.getAttribute(`[data-check="${c.id}"]`, 'data-status'), c.id).toBe(c.status);
-      if (c.divergence) {
-        const d = c.divergence;
-        const text = await page.textContent(`[data-check="${c.id}"] .divergence`);
-        expect(text).toContain(`rank ${d.rank}`);
-        expect(text).toContain(`index ${d.index}: expected ${d.expected}, actual ${d.actual}`);
-      }
-    }
+    await sameVerdicts(page, 'inline ranks');
+    for (const backends of await page.$$eval('[data-check]', (cs) => cs.map((c) => c.getAttribute('data-backends')!))) expect(backends).toMatch(/^inline( inline)*$/);
     expect(rubric.checks.some((c) => c.status === 'failed')).toBe(true);
     expect(await page.$$eval('[data-status="failed"] svg.dtlab-timeline line.message', (l) => l.length)).toBeGreaterThan(0);
     await page.screenshot({ path: join(ARTIFACTS, 'exercise-failing.png'), fullPage: true });
