@@ -15,7 +15,7 @@
  *   and a Web Worker as the launching thread) gives the digests of Node's
  *   worker threads;
  * - hidden checks and solutions are refused by the server.
- * Screenshots go to playground/artifacts/ (CI keeps them).
+ * Screenshots go to playground/artifacts/ (gitignored; .ci/run lists them at the end of its log).
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
