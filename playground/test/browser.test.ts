@@ -3,8 +3,9 @@
  * playwright-core through `executablePath`; nothing is downloaded), against
  * references computed here in Node with the Node build of the same packages:
  * - the collectives view's chunk holdings after each step of a 4-rank ring
- *   all-reduce are the ring schedule's, and its messages are the trace of an
- *   untapped run of the runtime in Node;
+ *   all-reduce are the ring schedule's (sum inline, prod on Web Workers),
+ *   its messages are the trace of an untapped run of the runtime in Node,
+ *   and its last values are that run's results;
  * - the pipeline view's bubble fraction is the virtual device's in Node;
  * - the exercise view shows the starter's first wrong value (the one `pnpm
  *   grade --seed` finds), with ranks inline and on a Web Worker each, and
@@ -29,7 +30,7 @@ import { allReduce } from '@dtlab/collectives';
 import { tensor } from '@dtlab/tensor';
 import { startPlayground, type Playground } from '../src/server/server.ts';
 import { runPipeline } from '../src/model/pipeline.ts';
-import { encode } from '../src/model/collectives.ts';
+import { inputValue } from '../src/model/collectives.ts';
 import { runSemantics, SEMANTICS_CASES, type Digest } from '../../packages/runtime/test/semantics/suite.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -70,13 +71,13 @@ async function open(path: string): Promise<Page> {
 const mod = (a: number, n: number) => ((a % n) + n) % n;
 
 describe.skipIf(!haveBrowser)('the playground in Chromium', () => {
-  it('collectives: after each step of a 4-rank ring all-reduce the chunks hold what the ring schedule says, and the messages are the runtime\'s trace', async () => {
+  const ringInPage = async (op: 'sum' | 'prod', backend: 'inline' | 'workers', screenshot?: string) => {
     const n = 4;
     const size = 30; // chunks of 8, 8, 7, 7
-    const page = await open(`?op=allReduce:ring&n=${n}&size=${size}#collectives`);
-    await page.waitForSelector(`#view[data-ready="allReduce:ring:${n}:${size}"]`);
+    const page = await open(`?op=allReduce:ring&n=${n}&size=${size}&reduce=${op}&backend=${backend}#collectives`);
+    await page.waitForSelector(`#view[data-ready="allReduce:ring:${n}:${size}"][data-op="${op}"][data-backend="${backend}"]`, { timeout: 30_000 });
     // The reference: the same all-reduce, untapped, on Node's runtime; its messages grouped into the ring's rounds.
-    const node = await launch({ worldSize: n, program: async (comm: Comm) => allReduce(comm, tensor(Array.from({ length: size }, (_, e) => encode(comm.rank, e)))) });
+    const node = await launch({ worldSize: n, program: async (comm: Comm) => (await allReduce(comm, tensor(Array.from({ length: size }, (_, e) => inputValue(comm.rank, e))), { op })).toArray() });
     const rounds = Array.from({ length: 2 * (n - 1) }, (_, s) => node.trace.filter((e) => node.trace.filter((x) => x.src === e.src && x.seq < e.seq).length === s));
     const held = Array.from({ length: n }, (_, r) => Array.from({ length: n }, () => 1 << r));
     for (let s = 0; s < 2 * (n - 1); s++) {
@@ -89,15 +90,27 @@ describe.skipIf(!haveBrowser)('the playground in Chromium', () => {
       }
       const shown = await page.$$eval('#stage g.segment', (gs) => gs.map((g) => [Number(g.getAttribute('data-rank')), Number(g.getAttribute('data-chunk')), Number(g.getAttribute('data-mask'))]));
       expect(shown.length, `step ${s + 1}: one segment per chunk`).toBe(n * n);
-      for (const [r, c, mask] of shown) expect(mask, `step ${s + 1}, rank ${r}, chunk ${c}`).toBe(held[r!]![c!]);
+      for (const [r, c, mask] of shown) expect(mask, `${op}, step ${s + 1}, rank ${r}, chunk ${c}`).toBe(held[r!]![c!]);
       const msgs = await page.$$eval('#messages li.message-row', (ls) => ls.map((l) => ['src', 'dst', 'bytes', 'start', 'end'].map((k) => Number(l.getAttribute(`data-${k}`)))));
       const expected = rounds[s]!.map((e) => [e.src, e.dst, e.bytes, e.vtStartUs, e.vtEndUs]);
       expect(msgs.sort((a, b) => a[0]! - b[0]!)).toEqual(expected.sort((a, b) => a[0]! - b[0]!));
-      if (s === n - 2) await page.screenshot({ path: join(ARTIFACTS, 'collectives.png'), fullPage: true });
+      if (screenshot && s === n - 2) await page.screenshot({ path: join(ARTIFACTS, screenshot), fullPage: true });
     }
     expect(await page.textContent('#vt-run')).toBe(await page.evaluate((vt) => `${vt.toFixed(2)} µs`, Math.max(...node.stats.map((x) => x.vtUs))));
-    expect(await page.textContent('#result-check')).toContain('holds what the last step shows');
+    expect(await page.textContent('#result-check')).toContain('hold what the steps show');
+    // After the last step the table lists what each rank's call returned: Node's values, digit for digit as the page prints them.
+    const table = await page.$$eval('#values tr[data-rank]', (rows) => rows.map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent)));
+    expect(table).toEqual(node.ranks.map((o) => (o.value as number[]).map((v) => String(Number.isInteger(v) ? v : Number(v.toPrecision(5))))));
+    expect(await page.textContent('#ran-on')).toBe(backend === 'workers' ? 'each in a Web Worker' : 'inline, in this page');
     await page.close();
+  };
+
+  it('collectives: after each step of a 4-rank ring all-reduce the chunks hold what the ring schedule says, and the messages and values are the runtime\'s', async () => {
+    await ringInPage('sum', 'inline', 'collectives.png');
+  });
+
+  it('collectives: the same with prod on a Web Worker per rank', async () => {
+    await ringInPage('prod', 'workers');
   });
 
   it('pipeline: the bubble fraction the page shows is the virtual device\'s', async () => {
