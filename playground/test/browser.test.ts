@@ -171,12 +171,17 @@ describe.skipIf(!haveBrowser)('the playground in Chromium', () => {
     const programs = join(runtime, 'test', 'semantics', 'programs.ts');
     const node = await runSemantics(launch, programs, 'workers');
     const page = await open('#trace');
+    let started = 0;
+    page.on('worker', () => started++);
     // A string, not a function: vitest rewrites a test file's import() for Node, and this one must run in the page.
     const fromPage = (await page.evaluate(`(async () => {
       const { launch } = await import('/@fs${runtime}/src/browser.ts');
       const { runSemantics } = await import('/@fs${runtime}/test/semantics/suite.ts');
       return runSemantics(launch, '/@fs${programs}', 'workers');
     })()`)) as Record<string, Digest>;
+    // Every rank had a Web Worker of its own (2 + 4 + 4 + 3 + 3 ranks), and none is left running: each launch terminated its ranks' workers.
+    expect(started).toBeGreaterThanOrEqual(SEMANTICS_CASES.reduce((a, c) => a + c.spec('').worldSize, 0));
+    await expect.poll(() => page.workers().map((w) => w.url()), { timeout: 5000 }).toEqual([]);
     // The same from a Web Worker as the launching thread (the exercise view's check worker is one): nested workers.
     const fromWorker = (await page.evaluate(`new Promise((resolve, reject) => {
       const base = location.origin + '/@fs${runtime}';
@@ -184,7 +189,7 @@ describe.skipIf(!haveBrowser)('the playground in Chromium', () => {
         + "const { runSemantics } = await import('" + base + "/test/semantics/suite.ts');"
         + "postMessage(await runSemantics(launch, '" + base + "/test/semantics/programs.ts', 'workers'));";
       const w = new Worker(URL.createObjectURL(new Blob([code], { type: 'text/javascript' })), { type: 'module' });
-      w.onmessage = (e) => resolve(e.data);
+      w.onmessage = (e) => (w.terminate(), resolve(e.data));
       w.onerror = (e) => reject(new Error('the launching worker failed: ' + e.message));
     })`)) as Record<string, Digest>;
     for (const c of SEMANTICS_CASES) {
