@@ -179,7 +179,7 @@ describe.skipIf(!haveBrowser)('the playground in Chromium', () => {
       const { runSemantics } = await import('/@fs${runtime}/test/semantics/suite.ts');
       return runSemantics(launch, '/@fs${programs}', 'workers');
     })()`)) as Record<string, Digest>;
-    // Every rank had a Web Worker of its own (2 + 4 + 4 + 3 + 3 ranks), and none is left running: each launch terminated its ranks' workers.
+    // Every rank had a Web Worker of its own (one per rank of every case), and none is left running: each launch terminated its ranks' workers.
     expect(started).toBeGreaterThanOrEqual(SEMANTICS_CASES.reduce((a, c) => a + c.spec('').worldSize, 0));
     await expect.poll(() => page.workers().map((w) => w.url()), { timeout: 5000 }).toEqual([]);
     // The same from a Web Worker as the launching thread (the exercise view's check worker is one): nested workers.

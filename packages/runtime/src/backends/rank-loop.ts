@@ -30,13 +30,24 @@ export interface RankThread {
   ending(launch: number): void;
 }
 
+/** A rank thread's side of the protocol, as serveRank returns it. */
+export interface RankServer {
+  /** Handles a message of the launcher (ToRank). */
+  handle(m: ToRank): void;
+  /**
+   * The rank's code threw where nothing catches it (an uncaught exception,
+   * a rejection nobody handles): its program fails with `error` now, as a
+   * Node worker thread that dies of it does. False if no program runs.
+   */
+  failRunning(error: unknown): boolean;
+}
+
 /**
- * Returns the handler of the launcher's messages (ToRank) for a rank
- * thread: a 'run' starts that launch's rank program, and anything addressed
- * to an earlier launch is stale and dropped.
+ * Serves a rank thread: a 'run' starts that launch's rank program, and
+ * anything addressed to an earlier launch is stale and dropped.
  */
-export function serveRank(thread: RankThread): (m: ToRank) => void {
-  let current: { launch: number; comm: Comm; rt: RankRuntime } | null = null;
+export function serveRank(thread: RankThread): RankServer {
+  let current: { launch: number; comm: Comm; rt: RankRuntime; end: (m: FromRank) => void } | null = null;
 
   const run = (launch: number, init: WorkerInit): void => {
     const post = (m: FromRank, transfer: ArrayBuffer[] = []) => thread.post(m, transfer);
@@ -73,7 +84,6 @@ export function serveRank(thread: RankThread): (m: ToRank) => void {
     );
     const comm = createComm(init.rank, init.worldSize, rt.transport(), init.seed, init.faults, rt);
     rt.attach(comm);
-    current = { launch, comm, rt };
     // Code that reaches this thread outside any async context is this rank's.
     thread.setFallback(rt.rootContext);
     const end = (m: FromRank, transfer: ArrayBuffer[] = []) => {
@@ -84,6 +94,7 @@ export function serveRank(thread: RankThread): (m: ToRank) => void {
         thread.setFallback(undefined);
       }
     };
+    current = { launch, comm, rt, end };
     rt.run(() => main(thread, init, comm, rt)).then(
       (value) =>
         // The last memory point starts a fresh job, with nothing of the program's last one in the way.
@@ -102,12 +113,20 @@ export function serveRank(thread: RankThread): (m: ToRank) => void {
     );
   };
 
-  return (m: ToRank) => {
-    if (m.t === 'run') return void run(m.launch, m.init);
-    // Anything addressed to an earlier launch is stale.
-    if (!current || m.launch !== current.launch) return;
-    if (m.t === 'complete') current.rt.arrive(m.id, { payload: m.payload, error: m.error ? decodeError(m.error) : undefined, vtUs: m.vtUs, readyUs: m.readyUs });
-    else if (m.t === 'peerFailed') notePeerFailed(current.comm, m.rank, m.root, m.message);
+  return {
+    handle: (m: ToRank) => {
+      if (m.t === 'run') return void run(m.launch, m.init);
+      // Anything addressed to an earlier launch is stale.
+      if (!current || m.launch !== current.launch) return;
+      if (m.t === 'complete') current.rt.arrive(m.id, { payload: m.payload, error: m.error ? decodeError(m.error) : undefined, vtUs: m.vtUs, readyUs: m.readyUs });
+      else if (m.t === 'peerFailed') notePeerFailed(current.comm, m.rank, m.root, m.message);
+    },
+    failRunning: (error: unknown) => {
+      if (!current) return false;
+      const { launch, rt, end } = current;
+      end({ t: 'fail', launch, error: encodeError(error), device: rt.report() });
+      return true;
+    },
   };
 }
 

@@ -21,7 +21,8 @@ interface WorkerScope {
   postMessage(m: unknown, transfer: ArrayBuffer[]): void;
   onmessage: ((e: { data: ToRank }) => void) | null;
   addEventListener(type: 'unhandledrejection', fn: (e: { reason: unknown; preventDefault(): void }) => void): void;
-  reportError(e: unknown): void;
+  addEventListener(type: 'error', fn: (e: { error?: unknown; message?: string; preventDefault(): void }) => void): void;
+  close(): void;
 }
 
 const worker = globalThis as unknown as WorkerScope;
@@ -29,7 +30,7 @@ const scope = new TaskScope();
 setMeterScope(scope);
 installAllocationHooks();
 
-const handle = serveRank({
+const rank = serveRank({
   post: (m, transfer = []) => worker.postMessage(m, transfer),
   nextTask,
   load: async (init) => (await import(/* @vite-ignore */ init.module)) as Record<string, unknown>,
@@ -37,11 +38,15 @@ const handle = serveRank({
   setFallback: (ctx) => void (scope.fallback = ctx),
   ending: () => {},
 });
-worker.onmessage = (e) => handle(e.data);
-// A promise the rank's code rejected and nobody awaited ends its worker thread in Node; here it
-// becomes the worker's error event, which the launcher reports as the rank's failure, as Node's does.
-worker.addEventListener('unhandledrejection', (e) => {
+worker.onmessage = (e) => rank.handle(e.data);
+// An error the rank's code throws where nothing catches it ends a Node worker thread, and the
+// launcher reports the rank failed with that error; here the rank reports it itself, with its
+// class, message and fields (as Node's worker error carries them), and its worker closes.
+const uncaught = (error: unknown, e: { preventDefault(): void }) => {
+  if (!rank.failRunning(error)) return; // nothing runs: the browser reports it in the console
   e.preventDefault();
-  worker.reportError(e.reason);
-});
+  worker.close();
+};
+worker.addEventListener('unhandledrejection', (e) => uncaught(e.reason, e));
+worker.addEventListener('error', (e) => uncaught(e.error ?? new Error(e.message ?? 'an uncaught error'), e));
 worker.postMessage({ t: 'ready' } satisfies FromRank, []);

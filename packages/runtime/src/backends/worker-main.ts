@@ -29,7 +29,7 @@ if (port) {
   cleanupRegistry();
   rankScope();
   installAllocationHooks();
-  const handle = serveRank({
+  const rank = serveRank({
     post: (m, transfer = []) => port.postMessage(m, transfer),
     nextTask: (fn) => void setImmediate(fn),
     // Through the require hook that loaded this module (tsx's, or precompiled-loader.cjs: see pool.ts), as CommonJS.
@@ -51,7 +51,8 @@ if (port) {
       stderr.write(endMarker(launch));
     },
   });
-  port.on('message', (m: ToRank) => handle(m));
+  // An uncaught error ends this thread; the launcher hears of it from the worker's 'error' event.
+  port.on('message', (m: ToRank) => rank.handle(m));
 }
 
 parentPort?.postMessage({ t: 'ready' } satisfies FromRank);

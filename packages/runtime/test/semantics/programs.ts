@@ -93,3 +93,12 @@ export async function infiniteLoop(comm: Comm): Promise<number> {
   }
   return comm.rank;
 }
+
+/** Rank 1 rejects a promise nobody handles, then waits; rank 0 waits for rank 1. */
+export async function unhandledRejection(comm: Comm): Promise<number> {
+  if (comm.rank === 1) {
+    void Promise.reject(new StageError(1));
+    await comm.recv(0);
+  } else await comm.recv(1);
+  return comm.rank;
+}

@@ -159,6 +159,17 @@ export const SEMANTICS_CASES: SemanticsCase[] = [
     },
   },
   {
+    name: 'a rejection nobody handles fails its rank with that error, as a throw does',
+    inline: false, // inline ranks share the launching thread, where such a rejection is the launcher's
+    spec: (module) => ({ worldSize: 2, program: { module, export: 'unhandledRejection' }, cost: COST, timeoutMs: 20_000 }),
+    verify: (d) => {
+      expectEqual('statuses', d.ranks.map((o) => o.status), ['error', 'error']);
+      const thrown = d.ranks[1]!.error!;
+      expectEqual("rank 1's error", [thrown.name, thrown.message, thrown.fields.stage], ['StageError', 'stage 1 has no weights', 1]);
+      expectEqual("rank 0's error", [d.ranks[0]!.error!.name, d.ranks[0]!.error!.fields.failedRank], ['RankFailedError', 1]);
+    },
+  },
+  {
     name: 'ranks that all receive first deadlock, and the fabric reports the cycle',
     inline: true,
     spec: (module) => ({ worldSize: 3, program: { module, export: 'ringDeadlock' }, cost: COST, timeoutMs: 20_000 }),
