@@ -185,11 +185,12 @@ export const SEMANTICS_CASES: SemanticsCase[] = [
   {
     name: 'a rank in a synchronous infinite loop is stopped at the time limit, with an error naming it',
     inline: false,
-    spec: (module) => ({ worldSize: 3, program: { module, export: 'infiniteLoop' }, cost: COST, timeoutMs: 1500 }),
+    // The limit runs from when every rank's thread is ready; 3 s leaves the other ranks room to load the module on a busy machine.
+    spec: (module) => ({ worldSize: 3, program: { module, export: 'infiniteLoop' }, cost: COST, timeoutMs: 3000 }),
     verify: (d) => {
       expectEqual('statuses', d.ranks.map((o) => o.status), ['timeout', 'timeout', 'ok']);
       const looping = d.ranks[1]!.error!;
-      expectEqual("rank 1's error", [looping.name, looping.fields.rank, looping.fields.timeoutMs], ['RankTimeoutError', 1, 1500]);
+      expectEqual("rank 1's error", [looping.name, looping.fields.rank, looping.fields.timeoutMs], ['RankTimeoutError', 1, 3000]);
       expectMatch("rank 1's message", looping.message, /^rank 1\b/);
       const waiting = d.ranks[0]!.error!;
       expectEqual("rank 0's error", [waiting.name, waiting.fields.rank], ['CommTimeoutError', 0]);
