@@ -3,13 +3,14 @@
  * all-reduce's steps, read from the real run, hold exactly what the ring
  * table of the collectives README says (reduce-scatter step s: rank r
  * receives chunk (r-s-2) mod N from rank r-1 and adds its own; all-gather
- * step s: it receives the reduced chunk (r-s-1) mod N); the other
- * collectives end where their definition says; the virtual time equals the
- * cost model's closed form.
+ * step s: it receives the reduced chunk (r-s-1) mod N), for every reduce op;
+ * every rank's final values equal a reduction of the inputs in one process;
+ * the other collectives end where their definition says; the virtual time
+ * equals the cost model's closed form.
  */
 import { describe, expect, it } from 'vitest';
 import { chunkBounds } from '@dtlab/collectives';
-import { COLLECTIVES, decode, encode, runCollective, segments } from '../src/model/collectives.ts';
+import { COLLECTIVES, REDUCE_OPS, heldValue, inputValue, runCollective, segments, type ViewOp } from '../src/model/collectives.ts';
 
 const mod = (a: number, n: number) => ((a % n) + n) % n;
 const all = (n: number) => (1 << n) - 1;
@@ -34,14 +35,20 @@ function ringSchedule(n: number): number[][][] {
 }
 
 describe('the collectives model', () => {
-  it('decodes what it encodes, for partial sums too', () => {
-    expect(decode(encode(3, 17))).toEqual({ mask: 8, position: 17 });
-    expect(decode(encode(0, 5) + encode(2, 5) + encode(7, 5))).toEqual({ mask: 0b10000101, position: 5 });
-    expect(decode(0.5)).toBeNull();
+  it('holds the op over the inputs of the ranks held, avg as a sum until the end', () => {
+    const mask = 0b1011; // ranks 0, 1, 3
+    const xs = [0, 1, 3].map((r) => inputValue(r, 6));
+    expect(heldValue('sum', mask, 6)).toBe(xs[0]! + xs[1]! + xs[2]!);
+    expect(heldValue('avg', mask, 6)).toBe(xs[0]! + xs[1]! + xs[2]!);
+    expect(heldValue('prod', mask, 6)).toBe(xs[0]! * xs[1]! * xs[2]!);
+    expect(heldValue('min', mask, 6)).toBe(Math.min(...xs));
+    expect(heldValue('max', mask, 6)).toBe(Math.max(...xs));
+    expect(heldValue('sum', 0, 6)).toBeNaN();
   });
 
-  it.each([4, 5, 8])('ring all-reduce on %i ranks: every step holds what the ring schedule says, at the times of the trace', async (n) => {
-    const run = await runCollective('allReduce:ring', n, 10 * n + 3);
+  const ringCases = [4, 5, 8].flatMap((n) => REDUCE_OPS.map((op) => [n, op] as const));
+  it.each(ringCases)('ring all-reduce on %i ranks with %s: every step holds what the ring schedule says, at the times of the trace', async (n, op) => {
+    const run = await runCollective('allReduce:ring', n, 10 * n + 3, { op });
     const expected = ringSchedule(n);
     expect(run.steps).toHaveLength(2 * (n - 1));
     const bounds = chunkBounds(run.elements, n);
@@ -56,6 +63,30 @@ describe('the collectives model', () => {
     });
     // Steps are the trace's messages grouped by arrival: all of them, each once.
     expect(run.steps.flatMap((s) => s.messages.map((m) => m.seq)).sort((a, b) => a - b)).toEqual(run.trace.map((e) => e.seq));
+    expect(run.resultAgrees).toBe(true);
+  });
+
+  /** The op over every rank's input at each element, in one process and in rank order (the inputs make every op exact). */
+  function reference(op: ViewOp, n: number, elements: number): number[] {
+    return Array.from({ length: elements }, (_, e) => {
+      const xs = Array.from({ length: n }, (_, r) => inputValue(r, e));
+      const sum = xs.reduce((a, x) => a + x, 0);
+      const v = op === 'sum' ? sum : op === 'avg' ? sum / n : op === 'prod' ? xs.reduce((a, x) => a * x, 1) : op === 'min' ? Math.min(...xs) : Math.max(...xs);
+      return Math.fround(v);
+    });
+  }
+
+  const finalCases = (['allReduce:ring', 'allReduce:tree', 'allReduce:naive', 'reduceScatter'] as const).flatMap((kind) => REDUCE_OPS.map((op) => [kind, op] as const));
+  it.each(finalCases)('%s with %s on 5 ranks: every rank\'s final values are the single-process reduction of the inputs', async (kind, op) => {
+    const n = 5;
+    const elements = 23;
+    const run = await runCollective(kind, n, elements, { op });
+    const want = reference(op, n, elements);
+    const bounds = chunkBounds(elements, n);
+    for (let r = 0; r < n; r++) {
+      const [from, to] = kind === 'reduceScatter' ? [bounds[r]!.start, bounds[r]!.end] : [0, elements];
+      expect(run.results[r]!.slice(from, to), `rank ${r}`).toEqual(want.slice(from, to));
+    }
     expect(run.resultAgrees).toBe(true);
   });
 

@@ -1,35 +1,39 @@
 /**
  * @dtlab/runtime in a browser (the package's `browser` export condition,
  * which bundlers such as vite pick for a page or a Web Worker): the same API
- * as index.ts for everything that runs without Node, ranks on the inline
- * backend.
+ * as index.ts for everything that runs without Node.
  *
  * What differs, and why:
- * - `launch` runs ranks inline only: the workers backend needs Node's worker
- *   threads, its module loader and its process limits. A page that must stop
- *   code it does not trust runs the whole launch in a Web Worker of its own
- *   and terminates that worker (the playground's exercise view does).
- * - The meter follows each rank's code through the runtime's own hand-overs
- *   (device/task-scope.ts) instead of AsyncLocalStorage.
+ * - `backend: 'workers'` runs each rank in a dedicated Web Worker
+ *   (backends/web-workers.ts) where Node runs a worker thread; the rank loop
+ *   and the launcher's bookkeeping are the same code, so messages, traces,
+ *   virtual times, device figures, failures and the time limit (a rank's
+ *   worker terminated from outside) are Node's. There is no WorkerPool:
+ *   every launch starts fresh workers.
+ * - Inline ranks, and a rank in its Web Worker, find their meter through
+ *   the runtime's own hand-overs (device/task-scope.ts) instead of
+ *   AsyncLocalStorage.
  * - No forced garbage collection: with a device, memory counts every buffer
  *   from its allocation until it is sent away (peaks are upper bounds), and
  *   compute, communication and timelines are as in Node.
  * - `program: { module }` is imported by URL (or by a path the page's server
- *   resolves).
+ *   resolves), taken relative to the launching thread's location.
  * Nothing here imports a Node built-in; test/browser-entry.test.ts runs the
- * same programs through this entry and through index.ts and compares them.
+ * same programs through this entry and through index.ts and compares them,
+ * and the playground's browser test runs test/semantics/ on Web Workers.
  */
 import { setMeterScope, resumeContext } from '@dtlab/tensor/meter';
 import { LaunchSpecError } from './errors.ts';
 import { validateSpec } from './launch-spec.ts';
 import { runInline } from './backends/inline.ts';
+import { canStartWebWorkers, runWebWorkers } from './backends/web-workers.ts';
 import { resolveDevice } from './device/presets.ts';
 import { TaskScope } from './device/task-scope.ts';
 import type { LaunchResult, LaunchSpec, ProgramRef, RankProgram } from './types.ts';
 
 /** Default wall-clock limit of a launch, in milliseconds (as in Node). */
 export const DEFAULT_TIMEOUT_MS = 60_000;
-/** Default heap limit per rank worker, in MB (unused here: no workers; kept for the same API). */
+/** Default heap limit per rank worker, in MB (not enforced in a browser, which has no heap limit per worker; kept for the same API). */
 export const DEFAULT_MEMORY_LIMIT_MB = 512;
 
 const scope = new TaskScope();
@@ -43,15 +47,19 @@ async function loadProgram(ref: ProgramRef): Promise<RankProgram> {
 }
 
 /**
- * Runs `spec.program` on every rank, inline in this thread, and resolves
- * when all ranks have ended (or the timeout stopped them). Throws only for an
- * invalid spec, or for `backend: 'workers'`, which a browser cannot run.
+ * Runs `spec.program` on every rank, inline in this thread or (`backend:
+ * 'workers'`) each in a Web Worker, and resolves when all ranks have ended
+ * (or the timeout stopped them). Throws only for an invalid spec, or for
+ * `backend: 'workers'` where no Web Worker can start (Node).
  */
 export async function launch(spec: LaunchSpec): Promise<LaunchResult> {
   validateSpec(spec, () => false);
-  if (spec.backend === 'workers') throw new LaunchSpecError("launch: in a browser ranks run inline (backend 'inline'); the workers backend needs Node's worker threads: run it with node, or run the launch in a Web Worker to be able to stop it");
   const device = spec.device === undefined ? null : resolveDevice(spec.device);
   const full = { ...spec, timeoutMs: spec.timeoutMs ?? DEFAULT_TIMEOUT_MS, seed: spec.seed ?? 0, memoryLimitMb: spec.memoryLimitMb ?? DEFAULT_MEMORY_LIMIT_MB };
+  if (spec.backend === 'workers') {
+    if (!canStartWebWorkers()) throw new LaunchSpecError("launch: backend 'workers' in the browser build runs each rank in a Web Worker, and this thread has no Worker: run it in a page or a Web Worker, or import the Node build (@dtlab/runtime under node) for worker threads");
+    return runWebWorkers(full, spec.program as ProgramRef, device);
+  }
   const program = typeof spec.program === 'function' ? spec.program : await loadProgram(spec.program);
   setMeterScope(scope);
   try {
@@ -73,6 +81,7 @@ export {
   RecvMismatchError,
   InjectedFaultError,
   LaunchSpecError,
+  WorkerStartError,
   OutOfMemoryError,
   type DeviceAllocation,
   CollectiveMismatchError,

@@ -233,3 +233,8 @@ export class FabricLimitError extends Error {
     return `rank ${rank}: more than ${limit / 2 ** 20} MiB sent that no rank has received yet: receive messages as they are sent (a send is buffered until its receiver takes it)`;
   }
 }
+
+/** A rank's thread (a worker thread, or a Web Worker in a browser) could not be started. */
+export class WorkerStartError extends Error {
+  override name = 'WorkerStartError';
+}

@@ -99,8 +99,8 @@ describe('the browser entry runs inline ranks as Node does', () => {
     expect(comparable(viaBrowser)).toEqual(comparable(viaNode));
   });
 
-  it('refuses the workers backend, naming what to do instead', async () => {
-    await expect(browserLaunch({ worldSize: 2, backend: 'workers', program: { module: '/x.ts' } })).rejects.toThrow(/in a browser ranks run inline/);
+  it('refuses the workers backend where no Web Worker can start (here, Node), naming what to do instead', async () => {
+    await expect(browserLaunch({ worldSize: 2, backend: 'workers', program: { module: '/x.ts' } })).rejects.toThrow(/runs each rank in a Web Worker, and this thread has no Worker: .*import the Node build/);
   });
 
   it('validates a spec as launch does', async () => {

@@ -15,16 +15,16 @@ export interface SentMessage {
   src: number;
   dst: number;
   tag: number;
-  values: Float64Array;
+  values: number[];
 }
 
-/** Sends and completed receives, in the order they happened (inline ranks share one thread, so this order is causal). */
+/** One rank's sends and completed receives, in the order it made them. */
 export type TapEvent = { kind: 'send'; rank: number; message: SentMessage } | { kind: 'recv'; rank: number; src: number; tag: number };
 
 /** `comm`, recording every send and completed receive in `log`. */
 export function tapComm(comm: Comm, log: TapEvent[]): Comm {
   const rank = comm.rank;
-  const sent = (dst: number, t: Tensor, opts?: { tag?: number }) => log.push({ kind: 'send', rank, message: { src: rank, dst, tag: opts?.tag ?? 0, values: Float64Array.from(t.data()) } });
+  const sent = (dst: number, t: Tensor, opts?: { tag?: number }) => log.push({ kind: 'send', rank, message: { src: rank, dst, tag: opts?.tag ?? 0, values: Array.from(t.data()) } });
   const received = (src: number, opts?: { tag?: number }) => log.push({ kind: 'recv', rank, src, tag: opts?.tag ?? 0 });
   const tappedWork = (w: Work<Tensor>, src: number, opts?: { tag?: number }) => {
     let logged: Promise<Tensor> | undefined;

@@ -15,6 +15,7 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { ToRank } from './protocol.ts';
 import { refuseIfConfined } from '../loading/confined.ts';
+import { WorkerStartError } from '../errors.ts';
 import { PRECOMPILED_BOOT, WORKER_BOOT } from '../loading/boot.ts';
 import type { PrecompiledModules } from '../loading/precompile.ts';
 
@@ -34,10 +35,8 @@ export interface WorkerPoolOptions {
   precompiled?: PrecompiledModules;
 }
 
-/** A worker could not be started (after every attempt). */
-export class WorkerStartError extends Error {
-  override name = 'WorkerStartError';
-}
+/** A worker could not be started (after every attempt); defined with the other errors, which a browser build shares. */
+export { WorkerStartError } from '../errors.ts';
 
 /**
  * One rank worker and its thread. Launches talk to it over `port` (a

@@ -22,36 +22,21 @@
  */
 import { resolve } from 'node:path';
 import { receiveMessageOnPort } from 'node:worker_threads';
-import { Fabric } from '../fabric.ts';
 import { OutOfMemoryError } from '../errors.ts';
-import { decodeError, decodeValue, encodeError, encodeValue } from '../wire.ts';
-import { Outcomes } from './outcomes.ts';
 import { CORES, DEFAULT_POLL_US, POLL_SLICE_MS, PollCost, TRAILING_MS, WAKE_GAP_MS } from './poll.ts';
 import { RankOutput } from './output.ts';
 import { WorkerPool, type RankWorker } from './pool.ts';
-import type { FromRank, ToRank } from './protocol.ts';
-import type { LaunchResult, LaunchSpec, ProgramRef } from '../types.ts';
-import type { DeviceModel, MemoryMark } from '@dtlab/tensor/meter';
-import type { RankDeviceReport } from '../device/rank-runtime.ts';
-import { deviceReport } from '../device/report.ts';
+import { ThreadLaunch, type ThreadLaunchSpec } from './thread-launch.ts';
+import type { FromRank } from './protocol.ts';
+import type { LaunchResult, ProgramRef } from '../types.ts';
+import type { DeviceModel } from '@dtlab/tensor/meter';
 
 const RSS_POLL_MS = 100;
 // What a rank worker costs before its program allocates anything (a V8
 // isolate, tsx, the tensor library): about 30 MB measured, allowed twice over.
 const WORKER_OVERHEAD_MB = 64;
 
-type Spec = Required<Pick<LaunchSpec, 'worldSize' | 'timeoutMs' | 'seed' | 'memoryLimitMb'>> & LaunchSpec & { pool?: WorkerPool | undefined };
-
-let nextLaunch = 1;
-
-/**
- * A virtual time a worker reported: only its runtime sends one, but a rank
- * that bypasses its Comm could post anything, and a time that is not a
- * finite non-negative number must not reach the clock.
- */
-function vtOf(v: unknown): number | undefined {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
-}
+type Spec = ThreadLaunchSpec & { memoryLimitMb: number; pool?: WorkerPool | undefined };
 
 /** Runs the program module on `spec.worldSize` worker threads, each with `device` (or none). */
 export async function runWorkers(spec: Spec, program: ProgramRef, device: DeviceModel | null = null): Promise<LaunchResult> {
@@ -82,19 +67,17 @@ export async function runWorkers(spec: Spec, program: ProgramRef, device: Device
  * One launch on worker threads, in the order runWorkers takes its steps:
  * listen to every rank's port and worker, start the program on each, watch
  * the process's memory, and once every rank has an outcome, give the workers
- * back and build the result. The fabric lives here, in this thread.
+ * back and build the result. The bookkeeping (the fabric, which lives in
+ * this thread, the outcomes, the device reports) is ThreadLaunch's, shared
+ * with the browser's Web Workers; what is here is Node's: the pool, the
+ * output streams, the memory watch and polling the ports.
  */
 class WorkersLaunch {
-  readonly outcomes: Outcomes;
-  private readonly launch = nextLaunch++;
   private readonly n: number;
-  private readonly fabric: Fabric;
+  private readonly book: ThreadLaunch;
   /** Workers that must not go back to the pool: stopped, out of memory, or gone. */
   private readonly spoiled = new Set<number>();
   private readonly outputs: RankOutput[];
-  /** What each rank's runtime reports about its device: its marks as they come, its figures when its program ends. */
-  private readonly reports: (RankDeviceReport | undefined)[];
-  private readonly marks: MemoryMark[][];
   private readonly handlers: ((m: FromRank) => void)[] = [];
   private readonly unlisten: (() => void)[] = [];
   private readonly pollMs: number;
@@ -102,48 +85,34 @@ class WorkersLaunch {
   private polling = false;
 
   constructor(
-    private readonly spec: Spec,
-    private readonly device: DeviceModel | null,
+    spec: Spec,
+    device: DeviceModel | null,
     private readonly pool: WorkerPool,
     private readonly workers: RankWorker[],
   ) {
     this.n = spec.worldSize;
-    this.outcomes = new Outcomes(this.n);
-    const send = (rank: number, m: ToRank, transfer: ArrayBuffer[] = []) => {
-      if (!this.outcomes.has(rank)) workers[rank]!.post(m, transfer);
-    };
-    const launch = this.launch;
-    this.fabric = new Fabric(
-      { worldSize: this.n, cost: spec.cost, faults: spec.faults, commTimeoutMs: spec.commTimeoutMs, waitingMeansIdle: false },
-      {
-        complete: (rank, id, c) =>
-          send(rank, { t: 'complete', launch, id, payload: c.payload, error: c.error ? encodeError(c.error) : undefined, vtUs: c.vtUs, readyUs: c.readyUs }, c.payload ? [c.payload.buffer] : []),
-        peerFailed: (rank, failed, root, message) => send(rank, { t: 'peerFailed', launch, rank: failed, root, message }),
-        deadlock: () => {},
-      },
-    );
-    this.outputs = workers.map((w, rank) => new RankOutput(rank, spec.output ?? 'prefix', spec.outputLimitBytes ?? 1 << 20, w.worker, launch));
-    this.reports = new Array(this.n).fill(undefined);
-    this.marks = Array.from({ length: this.n }, () => []);
+    this.book = new ThreadLaunch(spec, device, {
+      post: (rank, m, transfer = []) => workers[rank]!.post(m, transfer),
+      stop: (rank) => this.stop(rank),
+    });
+    this.outputs = workers.map((w, rank) => new RankOutput(rank, spec.output ?? 'prefix', spec.outputLimitBytes ?? 1 << 20, w.worker, this.book.launch));
     this.pollMs = (spec.pollUs ?? DEFAULT_POLL_US) / 1000;
+  }
+
+  /** Resolves when every rank has an outcome. */
+  get outcomes() {
+    return this.book.outcomes;
   }
 
   /** Listens to every rank's port (its messages) and worker (errors, exit). */
   listen(): void {
+    const { book } = this;
     this.workers.forEach((w, rank) => {
-      const onMessage = (m: FromRank) => {
-        if (m?.t === 'ready' || m?.launch !== this.launch) return; // a message of an earlier launch
-        try {
-          this.handle(rank, m);
-        } catch (e) {
-          // Only a rank that bypasses its Comm sends what the fabric refuses: that rank fails, nothing else.
-          this.fail(rank, 'error', e instanceof Error ? e : new Error(String(e)), true);
-        }
-      };
+      const onMessage = (m: FromRank) => book.receive(rank, m);
       const onError = (e: Error & { code?: string }) => {
         this.spoiled.add(rank);
-        if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') this.fail(rank, 'error', new OutOfMemoryError(rank, this.pool.memoryLimitMb, 'the JavaScript heap is full'), true);
-        else this.fail(rank, 'error', e, true);
+        if (e.code === 'ERR_WORKER_OUT_OF_MEMORY') book.fail(rank, 'error', new OutOfMemoryError(rank, this.pool.memoryLimitMb, 'the JavaScript heap is full'), true);
+        else book.fail(rank, 'error', e, true);
       };
       this.handlers[rank] = onMessage;
       const onPortMessage = (m: FromRank) => {
@@ -152,7 +121,7 @@ class WorkersLaunch {
       };
       const onExit = (code: number) => {
         this.spoiled.add(rank);
-        if (!this.outcomes.has(rank)) this.fail(rank, 'killed', new Error(`rank ${rank}: its worker exited (code ${code}) before the program returned: did it call process.exit()?`), false);
+        if (!book.outcomes.has(rank)) book.fail(rank, 'killed', new Error(`rank ${rank}: its worker exited (code ${code}) before the program returned: did it call process.exit()?`), false);
       };
       w.port.on('message', onPortMessage);
       w.worker.on('error', onError);
@@ -167,19 +136,10 @@ class WorkersLaunch {
 
   /** Starts `program` on every rank. */
   start(program: ProgramRef): void {
-    const { spec, device, launch, n } = this;
-    const args = encodeValue(spec.args ?? []);
-    const modulePath = resolve(program.module);
-    this.workers.forEach((w, rank) =>
-      w.post({
-        t: 'run',
-        launch,
-        init: { rank, worldSize: n, module: modulePath, exportName: program.export ?? 'default', args, seed: spec.seed, faults: spec.faults ?? [], device: { device, timeline: spec.timeline === true, markKey: spec.markKey, peakTolerance: spec.peakTolerance } },
-      }),
-    );
+    this.book.start(resolve(program.module), program.export ?? 'default');
   }
 
-  /**
+/**
    * Typed arrays live outside the JavaScript heap, so the heap limit does not
    * cover them: watches the process's resident memory as a whole, and stops
    * the ranks that are running (not waiting) when it exceeds the launch's
@@ -193,8 +153,8 @@ class WorkersLaunch {
       const rss = process.memoryUsage.rss();
       if (rss <= budget) return;
       for (let r = 0; r < n; r++) {
-        if (!this.outcomes.has(r) && this.fabric.describe(r).waiting === null) {
-          this.fail(r, 'error', new OutOfMemoryError(r, memoryLimitMb, `the process grew to ${Math.round(rss / 2 ** 20)} MB (budget ${Math.round(budget / 2 ** 20)} MB for ${n} rank${n === 1 ? '' : 's'}) while this rank was running`), true);
+        if (!this.outcomes.has(r) && this.book.fabric.describe(r).waiting === null) {
+          this.book.fail(r, 'error', new OutOfMemoryError(r, memoryLimitMb, `the process grew to ${Math.round(rss / 2 ** 20)} MB (budget ${Math.round(budget / 2 ** 20)} MB for ${n} rank${n === 1 ? '' : 's'}) while this rank was running`), true);
         }
       }
     }, RSS_POLL_MS);
@@ -202,12 +162,12 @@ class WorkersLaunch {
 
   /** The launch's time is up: ranks without an outcome time out, and their workers are stopped. */
   timeOut(): void {
-    for (const r of this.outcomes.timeOutRemaining(this.fabric, this.spec.timeoutMs)) this.stop(r);
+    this.book.timeOut();
   }
 
   /** Every rank has an outcome: closes the fabric, flushes output, stops listening, gives the workers back. */
   async finish(closePool: boolean): Promise<void> {
-    this.fabric.close();
+    this.book.fabric.close();
     await Promise.all(this.outputs.map((o) => o.flush()));
     for (const off of this.unlisten) off();
     await Promise.all(this.workers.map((w, rank) => this.pool.release(w, !this.spoiled.has(rank))));
@@ -216,41 +176,7 @@ class WorkersLaunch {
 
   /** The launch's result: outcomes with captured output, the trace, the stats, the device figures. */
   result(started: number): LaunchResult {
-    const { fabric } = this;
-    const ranks = this.outcomes.all(fabric).map((o) => ({ ...o, ...this.outputs[o.rank]!.captured() }));
-    const stats = fabric.rankStats();
-    const result: LaunchResult = { ranks, trace: fabric.trace, stats, deadlock: fabric.deadlockError, wallMs: Date.now() - started, ok: ranks.every((r) => r.status === 'ok') };
-    if (this.device) result.device = deviceReport(this.device, this.reports, this.marks, fabric.trace, fabric.barriers, stats.map((s) => s.vtUs));
-    return result;
-  }
-
-  /** What rank `rank` posted: fabric calls, marks, idleness, its end. */
-  private handle(rank: number, m: Exclude<FromRank, { t: 'ready' }>): void {
-    const { fabric } = this;
-    switch (m.t) {
-      case 'send': return fabric.send(rank, m.dst, m.tag, m.payload, vtOf(m.vt));
-      case 'post': return fabric.post(rank, m.id, m.src, m.tag, m.expect, vtOf(m.vt));
-      case 'wait': return fabric.wait(rank, m.id, vtOf(m.vt));
-      case 'barrier': return fabric.barrier(rank, m.id, vtOf(m.vt));
-      case 'announce': return fabric.announce(rank, m.index, m.call);
-      case 'mark': return void this.marks[rank]!.push(m.mark);
-      case 'idle': return fabric.reportIdle(rank);
-      case 'done':
-        this.reports[rank] ??= m.device;
-        if (this.outcomes.settle({ rank, status: 'ok', value: decodeValue(m.value) })) fabric.finish(rank, vtOf(m.device?.figures?.endUs));
-        return;
-      case 'fail':
-        this.reports[rank] ??= m.device;
-        return this.fail(rank, 'error', decodeError(m.error), false, vtOf(m.device?.figures?.endUs));
-    }
-  }
-
-  /** Rank `rank` ends with `error` (once): the fabric fails what depends on it; `terminate` stops its worker. */
-  private fail(rank: number, status: 'error' | 'killed', error: Error, terminate: boolean, vtUs?: number): void {
-    if (this.outcomes.settle({ rank, status, error })) {
-      this.fabric.fail(rank, error as Error & { failedRank?: number }, vtUs);
-      if (terminate) this.stop(rank);
-    }
+    return this.book.result(started, (rank) => this.outputs[rank]!.captured());
   }
 
   private stop(rank: number): void {
@@ -272,7 +198,7 @@ class WorkersLaunch {
     this.polling = true;
     // Whether polling pays is decided once a poll; whether a core is free, after every message.
     const pays = this.pollCost.worthIt();
-    const full = () => pays && this.fabric.busyRanks() < CORES;
+    const full = () => pays && this.book.fabric.busyRanks() < CORES;
     const start = performance.now();
     let quietSince = start;
     let window = full() ? this.pollMs : TRAILING_MS;

@@ -24,9 +24,14 @@ import type { MeterContext, MeterScope } from '@dtlab/tensor/meter';
 /** A meter scope that takes its context from the runtime's hand-overs (see the file comment). */
 export class TaskScope implements MeterScope {
   private slot: MeterContext | undefined = undefined;
+  /**
+   * In a thread that runs one rank (a rank's Web Worker), that rank's main
+   * context while a launch runs: what code outside any hand-over is charged to.
+   */
+  fallback: MeterContext | undefined = undefined;
 
   current(): MeterContext | undefined {
-    return this.slot;
+    return this.slot ?? this.fallback;
   }
 
   run<T>(ctx: MeterContext, fn: () => T): T {

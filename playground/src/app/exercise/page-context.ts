@@ -1,8 +1,13 @@
 /**
  * The check context of the exercise view: the grader's own verdicts
  * (CheckContextBase: comparisons, rank failures, timeouts, messages) with
- * launches on inline ranks in this Web Worker, through the runtime's browser
- * entry. The seeds the ranks see are made from the grading seed exactly as
+ * launches through the runtime's browser entry: inline ranks in this Web
+ * Worker, or a Web Worker per rank (the browser's workers backend) for a
+ * launch that asks for fresh workers (RunSpec.freshWorkers: nothing an
+ * earlier launch left in a module may meet it, and inline ranks share this
+ * worker's modules) and for every launch when the page asks for workers.
+ * A rank's Web Worker is terminated at the launch's time limit, so a rank in
+ * an infinite loop ends as a timeout naming it. The seeds the ranks see are made from the grading seed exactly as
  * the grader makes them (SHA-256 of the same string), so a run here with
  * seed S meets the same inputs as `pnpm grade exNN --seed S`.
  */
@@ -13,6 +18,8 @@ import type { Manifest, RunSpec, SharedRuns } from '@dtlab/grader';
 /** A CheckContext for the page (see the file comment). */
 export class PageContext extends CheckContextBase {
   private launches = 0;
+  /** Where each launch of this check ran its ranks, for the page to show. */
+  readonly backends: ('inline' | 'workers')[] = [];
   private key: string | undefined;
 
   constructor(
@@ -22,6 +29,8 @@ export class PageContext extends CheckContextBase {
     /** The submission's folder as a URL ending in '/'. */
     private readonly submissionBase: string,
     shared: SharedRuns,
+    /** 'workers': every launch on a Web Worker per rank; 'inline': only those that ask for fresh workers. */
+    private readonly backend: 'inline' | 'workers' = 'inline',
   ) {
     super(manifest, seed, checkId, shared);
   }
@@ -46,9 +55,11 @@ export class PageContext extends CheckContextBase {
   }
 
   async run(spec: RunSpec): Promise<LaunchResult> {
+    const backend = this.backend === 'workers' || spec.freshWorkers ? 'workers' : 'inline';
+    this.backends.push(backend);
     const result = await launch({
       worldSize: spec.worldSize,
-      backend: 'inline',
+      backend,
       program: spec.program,
       args: spec.args ?? [],
       timeoutMs: spec.timeoutMs ?? this.manifest.timeLimits.checkMs,

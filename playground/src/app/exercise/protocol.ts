@@ -9,6 +9,13 @@ export interface WorkerRequest {
   manifest: Record<string, unknown>;
   seed: number;
   checkIds: string[];
+  /**
+   * Where the checks' launches run their ranks: 'inline' (in the check
+   * worker's thread) except for launches that ask for fresh workers, or
+   * 'workers' (a Web Worker per rank for every launch, as the grader runs
+   * them on worker threads).
+   */
+  backend: 'inline' | 'workers';
 }
 
 /** One check's outcome, as the page shows it. */
@@ -19,6 +26,8 @@ export interface PageCheckResult {
   divergence?: Divergence;
   /** The check's last launch: its messages, for the timeline. */
   run?: LastRun;
+  /** Where the check's launches ran their ranks, in order ('inline', 'workers'). */
+  backends: ('inline' | 'workers')[];
   durationMs: number;
 }
 

@@ -1,17 +1,21 @@
 /**
- * The collectives view: a real collective run on N ranks in this page, step
- * by step. Each rank's buffer is drawn as its chunks, each chunk as N bands,
- * band r coloured when rank r's contribution has reached it; the step's
- * messages are arrows from sender to receiver. Beside it: the step counter,
- * bytes sent per rank, and the run's virtual time against the cost model's
- * formula. Everything comes from the run (model/collectives.ts).
+ * The collectives view: a real collective run on N ranks in this page (or
+ * on a Web Worker per rank), with a reduce op, step by step. Each rank's
+ * buffer is drawn as its chunks, each chunk as N bands, band r coloured when
+ * rank r's contribution has reached it; the step's messages are arrows from
+ * sender to receiver; for small buffers, a table of the values each rank
+ * holds. Beside it: the step counter, bytes sent per rank, and the run's
+ * virtual time against the cost model's formula. Everything comes from the
+ * run (model/collectives.ts).
  */
 import { chunkBounds } from '@dtlab/collectives';
-import { COLLECTIVES, MAX_ELEMENTS, runCollective, segments, type CollectiveKind, type CollectiveRun } from '../../model/collectives.ts';
+import { COLLECTIVES, MAX_ELEMENTS, REDUCE_OPS, reduces, runCollective, segments, type CollectiveKind, type CollectiveRun, type ViewOp } from '../../model/collectives.ts';
 import { el, select, us } from '../dom.ts';
 import { RANK_COLORS } from './colors.ts';
 
 const ROW = 46;
+/** The largest buffer whose values the view lists element by element. */
+const MAX_LISTED = 64;
 const LEFT = 150;
 const WIDTH = 620;
 
@@ -49,6 +53,20 @@ function drawStep(run: CollectiveRun, step: number): string {
   return out.join('');
 }
 
+/** A value as the table shows it: float32 values of the view's inputs are short dyadic fractions. */
+function shortValue(v: number): string {
+  if (Number.isNaN(v)) return '·';
+  return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(5)));
+}
+
+/** Each rank's values after `step` (0: the inputs; after the last step: the results the ranks returned), as a table. */
+function valuesTable(run: CollectiveRun, step: number): HTMLTableElement {
+  const values = step === 0 ? run.initialValues : step === run.steps.length ? run.results : run.steps[step - 1]!.values;
+  const head = el('tr', {}, el('th', {}, 'element'), ...Array.from({ length: run.elements }, (_, e) => el('th', {}, e)));
+  const rows = values.map((row, r) => el('tr', { 'data-rank': r }, el('th', { style: `color:${RANK_COLORS[r]}` }, `rank ${r}`), ...row.map((v) => el('td', {}, shortValue(v)))));
+  return el('table', { class: 'values', id: 'values' }, head, ...rows);
+}
+
 function maskRanks(mask: number, n: number): string {
   const rs = Array.from({ length: n }, (_, r) => r).filter((r) => mask & (1 << r));
   return rs.length === n ? 'all ranks' : `ranks {${rs.join(', ')}}`;
@@ -60,6 +78,8 @@ export async function collectivesView(root: HTMLElement): Promise<void> {
   let kind = (params.get('op') as CollectiveKind) ?? 'allReduce:ring';
   let n = Number(params.get('n') ?? 4);
   let elements = Number(params.get('size') ?? 32);
+  let op = (REDUCE_OPS as readonly string[]).includes(params.get('reduce') ?? '') ? (params.get('reduce') as ViewOp) : 'sum';
+  let backend: 'inline' | 'workers' = params.get('backend') === 'workers' ? 'workers' : 'inline';
   let run: CollectiveRun | null = null;
   let step = 0;
   let timer: ReturnType<typeof setInterval> | undefined;
@@ -69,6 +89,7 @@ export async function collectivesView(root: HTMLElement): Promise<void> {
   const messages = el('ul', { id: 'messages' });
   const counter = el('span', { id: 'step-counter' });
   const error = el('p', { class: 'error', id: 'collective-error' });
+  const valuesBox = el('div', { id: 'values-box' });
 
   const render = () => {
     if (!run) return;
@@ -76,6 +97,12 @@ export async function collectivesView(root: HTMLElement): Promise<void> {
     counter.textContent = `step ${step} of ${total}`;
     stage.innerHTML = drawStep(run, step);
     stage.dataset.step = String(step);
+    const last = step === run.steps.length;
+    valuesBox.replaceChildren(
+      ...(run.elements <= MAX_LISTED
+        ? [el('h3', {}, step === 0 ? 'values: each rank\'s input' : last ? 'values: what each rank\'s call returned' : `values each rank holds after step ${step} (${reduces(run.kind) ? `the ${run.op === 'avg' ? 'sum, which avg divides by N at the end,' : run.op} over the contributions held` : 'copies'}; · none)`), valuesTable(run, step)]
+        : [el('p', {}, `values are listed for buffers of up to ${MAX_LISTED} elements`)]),
+    );
     const upTo = run.steps.slice(0, step).flatMap((s) => s.messages);
     const sent = Array.from({ length: run.worldSize }, (_, r) => upTo.filter((m) => m.src === r).reduce((a, m) => a + m.bytes, 0));
     const vt = step === 0 ? 0 : run.steps[step - 1]!.vtUs;
@@ -91,7 +118,9 @@ export async function collectivesView(root: HTMLElement): Promise<void> {
       el('dt', {}, 'bytes sent in the run, per rank'),
       el('dd', { id: 'bytes-run' }, run.bytesSent.map((b, r) => `r${r}: ${b} B`).join(' · ')),
       el('dt', {}, 'results'),
-      el('dd', { id: 'result-check' }, run.resultAgrees ? 'every rank\'s result holds what the last step shows' : 'MISMATCH: a result differs from what the steps show'),
+      el('dd', { id: 'result-check' }, run.resultAgrees ? 'every message\'s values and every rank\'s result hold what the steps show' : 'MISMATCH: a value differs from what the steps show'),
+      el('dt', {}, 'ranks ran'),
+      el('dd', { id: 'ran-on' }, backend === 'workers' ? 'each in a Web Worker' : 'inline, in this page'),
     );
     messages.replaceChildren(
       ...(step === 0 ? [el('li', {}, 'before any message: each rank holds its own input')] : run.steps[step - 1]!.messages.map((m) => {
@@ -107,9 +136,14 @@ export async function collectivesView(root: HTMLElement): Promise<void> {
     timer = undefined;
     error.textContent = '';
     try {
-      run = await runCollective(kind, n, elements);
+      delete root.dataset.ready;
+      // allGather and broadcast copy: no op to choose.
+      reduceSelect.querySelector('select')!.disabled = !reduces(kind);
+      run = await runCollective(kind, n, elements, { op, backend });
       step = 0;
       root.dataset.ready = `${kind}:${n}:${elements}`;
+      root.dataset.op = run.op;
+      root.dataset.backend = backend;
       render();
     } catch (e) {
       error.textContent = String((e as Error).message);
@@ -131,6 +165,7 @@ export async function collectivesView(root: HTMLElement): Promise<void> {
     b.addEventListener('click', fn);
     return b;
   };
+  const reduceSelect = select('reduce', REDUCE_OPS, op, (v) => ((op = v as ViewOp), void rerun()), 'reduce');
   const legend = el('p', { class: 'legend' }, 'band r of a chunk is coloured once rank r\'s contribution to it has reached that rank: ', ...Array.from({ length: 8 }, (_, r) => el('span', { style: `background:${RANK_COLORS[r]}` }, `rank ${r}`)));
   root.append(
     el('h2', {}, 'Collectives: watch the chunks move'),
@@ -138,7 +173,9 @@ export async function collectivesView(root: HTMLElement): Promise<void> {
       'div',
       { class: 'controls' },
       select('op', COLLECTIVES, kind, (v) => ((kind = v as CollectiveKind), void rerun()), 'op'),
+      reduceSelect,
       select('ranks N', [2, 3, 4, 5, 6, 7, 8], n, (v) => ((n = Number(v)), void rerun()), 'ranks'),
+      select('run ranks', ['inline', 'workers'], backend, (v) => ((backend = v as 'inline' | 'workers'), void rerun()), 'backend'),
       el('label', {}, 'elements', size),
       button('◀ back', 'back', () => go(step - 1)),
       button('step ▶', 'next', () => go(step + 1)),
@@ -154,6 +191,7 @@ export async function collectivesView(root: HTMLElement): Promise<void> {
     stage,
     figures,
     messages,
+    valuesBox,
   );
   await rerun();
 }

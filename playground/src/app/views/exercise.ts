@@ -37,6 +37,8 @@ export async function exerciseView(root: HTMLElement): Promise<void> {
   }
   const params = new URLSearchParams(location.search);
   const seed = params.has('seed') ? Number(params.get('seed')) : Math.floor(Math.random() * 2 ** 31);
+  // `?backend=workers`: every launch on a Web Worker per rank, as `pnpm grade` runs ranks on worker threads.
+  const backend = params.get('backend') === 'workers' ? 'workers' : 'inline';
   const list = el('div', { id: 'checks' });
   const status = el('p', { id: 'run-status' });
   const summary = el('p', { id: 'summary' });
@@ -48,6 +50,7 @@ export async function exerciseView(root: HTMLElement): Promise<void> {
     const box = row(r.id);
     box.className = `check ${r.status}`;
     box.dataset.status = r.status;
+    box.dataset.backends = r.backends.join(' ');
     const title = info.checks.find((c) => c.id === r.id)?.title ?? r.id;
     const wrong = firstWrong(r);
     const timeline = r.status !== 'passed' && r.run && r.run.trace.length > 0
@@ -56,7 +59,7 @@ export async function exerciseView(root: HTMLElement): Promise<void> {
     const parts: (Node | string | null)[] = [
       el('span', { class: 'status' }, r.status === 'passed' ? 'PASS' : r.status === 'failed' ? 'FAIL' : r.status.toUpperCase()),
       el('strong', {}, r.id),
-      ` ${title} · ${r.durationMs} ms`,
+      ` ${title} · ${r.durationMs} ms${r.backends.includes('workers') ? ' · ranks on Web Workers' : ''}`,
       r.status !== 'passed' ? el('pre', { class: 'message' }, r.message) : null,
       wrong ? el('div', { class: 'divergence' }, wrong) : null,
       timeline,
@@ -68,7 +71,7 @@ export async function exerciseView(root: HTMLElement): Promise<void> {
     worker?.terminate();
     const run = ++runs;
     list.replaceChildren(...info.checks.map((c) => el('div', { class: 'check running', 'data-check': c.id, 'data-status': 'pending' }, el('span', { class: 'status' }, '…'), el('strong', {}, c.id), ` ${c.title}`)));
-    status.textContent = `run ${run} (${why}) with seed ${seed}: running ${info.checks.length} public checks…`;
+    status.textContent = `run ${run} (${why}) with seed ${seed}: running ${info.checks.length} public checks, ranks ${backend === 'workers' ? 'each in a Web Worker' : 'inline (a Web Worker per rank for launches on fresh workers)'}…`;
     root.dataset.run = String(run);
     delete root.dataset.done;
     const w = new Worker(new URL('../exercise/check-worker.ts', import.meta.url), { type: 'module' });
@@ -81,12 +84,12 @@ export async function exerciseView(root: HTMLElement): Promise<void> {
       worker = null;
       const passed = results.filter((r) => r.status === 'passed');
       summary.textContent = `${passed.length} of ${info.checks.length} public checks pass (${passed.reduce((a, r) => a + (info.checks.find((c) => c.id === r.id)?.points ?? 0), 0)} of ${info.checks.reduce((a, c) => a + c.points, 0)} public points). ${text}`;
-      status.textContent = `run ${run} with seed ${seed}: done. \`pnpm grade ${info.id} --seed ${seed}\` runs the same inputs and the hidden checks, and scores.`;
+      status.textContent = `run ${run} with seed ${seed}, ranks ${backend === 'workers' ? 'each in a Web Worker' : 'inline'}: done. \`pnpm grade ${info.id} --seed ${seed}\` runs the same inputs and the hidden checks, and scores.`;
       root.dataset.done = String(run);
     };
     // The exercise's own time limit for a whole grading; terminating the worker stops any loop.
     const limit = setTimeout(() => {
-      for (const c of info.checks) if (!results.some((r) => r.id === c.id)) show({ id: c.id, status: 'timeout', message: `not finished within the exercise's time limit (${info.timeLimitMs} ms): the run was stopped (an infinite loop, or a deadlock the ranks cannot leave)`, durationMs: info.timeLimitMs });
+      for (const c of info.checks) if (!results.some((r) => r.id === c.id)) show({ id: c.id, status: 'timeout', message: `not finished within the exercise's time limit (${info.timeLimitMs} ms): the run was stopped (an infinite loop, or a deadlock the ranks cannot leave)`, backends: [], durationMs: info.timeLimitMs });
       finish('Stopped at the time limit.');
     }, info.timeLimitMs);
     w.onmessage = (e: MessageEvent<WorkerResult>) => {
@@ -104,7 +107,7 @@ export async function exerciseView(root: HTMLElement): Promise<void> {
       list.prepend(el('p', { class: 'error' }, `the check worker failed: ${e.message}`));
       finish('');
     };
-    const req: WorkerRequest = { checksModule: info.checksModule, submissionBase: info.submissionBase, manifest: info.manifest, seed, checkIds: info.checks.map((c) => c.id) };
+    const req: WorkerRequest = { checksModule: info.checksModule, submissionBase: info.submissionBase, manifest: info.manifest, seed, checkIds: info.checks.map((c) => c.id), backend };
     w.postMessage(req);
   };
 
