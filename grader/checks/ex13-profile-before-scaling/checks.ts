@@ -21,11 +21,11 @@
  * all-reduce.
  */
 import type { LaunchResult } from '@dtlab/runtime';
-import { formatUs } from '@dtlab/runtime';
+import { DEFAULT_COST, formatUs } from '@dtlab/runtime';
 import { programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { JOB_DEVICE, parameterCount, type JobSpec } from './job.ts';
 import { epochSteps, predictCurve, type JobFacts, type Prediction, type ScalingTarget, type WorkerParts } from './plan.ts';
-import { makeJob, makeTarget, type Bottleneck } from './data.ts';
+import { makeJob, makeTarget, type Bottleneck, type JobVariant } from './data.ts';
 import type { Measured, OneWorker, PlanningResult } from './programs.ts';
 
 const ENTRY = 'src/profile-before-scaling.ts';
@@ -49,9 +49,9 @@ export const MEMORY_RTOL = 0.1;
 /** The least fraction of the checker's one-worker peak a profile's peak may be. */
 export const MEMORY_FLOOR = 0.75;
 
-/** The job's facts, as the reference model reads them. */
+/** The job's facts, as the reference model reads them: its network is the one the job's all-reduce runs on (job.ts, extraRingUs). */
 export function factsOf(spec: JobSpec): JobFacts {
-  return { batchPerRank: spec.batchPerRank, epochExamples: spec.epochExamples, gradientBytes: 4 * parameterCount(spec.sizes), network: { alphaUs: 10, bytesPerUs: 1250 }, maxRanks: spec.maxRanks };
+  return { batchPerRank: spec.batchPerRank, epochExamples: spec.epochExamples, gradientBytes: 4 * parameterCount(spec.sizes), network: { ...(spec.network ?? DEFAULT_COST) }, maxRanks: spec.maxRanks };
 }
 
 /** The checker's measurement of one worker: the parts of a step after warm-up, and a steady loop's step. */
@@ -113,10 +113,10 @@ export interface Planning {
   devicePeakBytes: number;
 }
 
-/** The job of `kind`, its reference and targets, and the submission's profile and plans: once per grading for each kind (the checks of one job share it). */
-export function planning(ctx: CheckContext, kind: Bottleneck, maxRanks: number): Promise<Planning> {
-  return ctx.shared(`ex13 planning ${kind} ${maxRanks}`, async () => {
-    const spec = makeJob(kind, ctx.seedFor('job', kind), maxRanks);
+/** The job of `kind` (a public or a hidden one, see makeJob), its reference and targets, and the submission's profile and plans: once per grading for each kind (the checks of one job share it). */
+export function planning(ctx: CheckContext, kind: Bottleneck, maxRanks: number, variant: JobVariant = 'public'): Promise<Planning> {
+  return ctx.shared(`ex13 planning ${kind} ${maxRanks} ${variant}`, async () => {
+    const spec = makeJob(kind, ctx.seedFor('job', kind), maxRanks, variant);
     const ref = await measureReference(ctx, spec);
     const targets = [makeTarget(ref.curve, ctx.seedFor('target', kind, 0), 'epoch-time'), makeTarget(ref.curve, ctx.seedFor('target', kind, 1), 'efficiency')];
     if (targets[0]!.target.kind === targets[1]!.target.kind) targets.pop();

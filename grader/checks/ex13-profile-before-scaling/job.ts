@@ -14,7 +14,8 @@
  *   autotuning, the allocator growing its pool), less each step until
  *   `warmupSteps`.
  * - **Communication**: the gradient's ring all-reduce (mean), on the same
- *   queue between backward and the update. With one rank it is free.
+ *   queue between backward and the update, over the job's network
+ *   (`spec.network`, see extraRingUs). With one rank it is free.
  *
  * The host waits for the previous step's device work before queueing the
  * next (a queue one step deep, as a loop that reads the loss each step
@@ -61,6 +62,31 @@ export interface JobSpec {
   maxRanks: number;
   /** The weights' seed (every rank starts from the same replica) and the data's. */
   seed: number;
+  /**
+   * The network between the job's ranks: the fabric's (DEFAULT_COST) when
+   * absent, or one no faster in latency or in bandwidth (see extraRingUs).
+   */
+  network?: CostModel;
+}
+
+/**
+ * What the job's network adds to a ring all-reduce of `bytes` on `ranks`
+ * ranks over the fabric the checks launch on (the default cost model: a
+ * check's launch cannot choose another). The ring takes 2(N-1)·(α + c/β), c
+ * its largest chunk in whole float32 elements (⌈S/4N⌉·4 bytes); on the
+ * job's network (α', β') it takes 2(N-1)·(α' + c/β'). The job charges the
+ * difference, 2(N-1)·((α' - α) + c·(1/β' - 1/β)), on its device queue
+ * beside the fabric's all-reduce, so that a step takes exactly what the
+ * closed form on the job's network says (plan.ts's allReduceUs). Throws for
+ * a network faster than the fabric, which the job cannot run.
+ */
+export function extraRingUs(network: CostModel, bytes: number, ranks: number): number {
+  if (!(network.alphaUs >= DEFAULT_COST.alphaUs && network.bytesPerUs > 0 && network.bytesPerUs <= DEFAULT_COST.bytesPerUs)) {
+    throw new RangeError(`BUG: the job's network ${JSON.stringify(network)} is faster than the fabric's ${JSON.stringify(DEFAULT_COST)}, which the job cannot run: it needs alphaUs >= ${DEFAULT_COST.alphaUs} and bytesPerUs <= ${DEFAULT_COST.bytesPerUs}`);
+  }
+  if (ranks === 1) return 0;
+  const chunk = Math.ceil(bytes / 4 / ranks) * 4;
+  return 2 * (ranks - 1) * (network.alphaUs - DEFAULT_COST.alphaUs + chunk * (1 / network.bytesPerUs - 1 / DEFAULT_COST.bytesPerUs));
 }
 
 /** A batch as the job hands it out: opaque to the planner, handed back to `launchStep`. */
@@ -119,7 +145,8 @@ export class DeviceTrainingJob {
     const p = parameterCount(spec.sizes);
     this.gradientBytes = 4 * p;
     this.nominalFlopsPerStep = 6 * p * spec.batchPerRank;
-    this.network = { ...DEFAULT_COST };
+    this.network = { ...(spec.network ?? DEFAULT_COST) };
+    extraRingUs(this.network, this.gradientBytes, 1);
     this.device = JOB_DEVICE;
     this.#model = new nn.MLP(spec.sizes, { seed: spec.seed, activation: 'tanh' });
     this.#params = this.#model.parameters();
@@ -182,6 +209,9 @@ export class DeviceTrainingJob {
     nn.mseLoss(h, batch.y).backward();
     const grads = this.#params.map((p) => p.grad!);
     const flat = flattenTensors(grads);
+    // The job's network beyond the fabric's (extraRingUs): nothing on the fabric's own network or on one rank.
+    const extra = extraRingUs(this.network, this.gradientBytes, comm.worldSize);
+    if (extra > 0) comm.elapse(extra, "the job's network beyond the fabric's");
     await allReduce(comm, flat, { op: 'avg' });
     const mean = unflattenTensors(flat, grads.map((g) => g.shape));
     noGrad(() => this.#params.forEach((p, i) => (p.grad = mean[i]!)));

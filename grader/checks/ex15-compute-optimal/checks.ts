@@ -1,6 +1,8 @@
 /**
  * Public checks of ex15-compute-optimal. The runs are drawn at grade time
- * from a known surface with 0.5% noise (data.ts); the submission fits and
+ * from a known surface with 0.5% noise (data.ts: a surface drawn from the
+ * grading seed, away from the constants the README prints, so that they
+ * cannot stand in for a fit); the submission fits and
  * plans in one rank worker, and the checks compare with the surface:
  *
  * - an optimum of a given law within 0.5% of the closed form in N and in D
@@ -14,7 +16,7 @@
  *   in N and in D, with 6·N·D ≤ C.
  */
 import { programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
-import { CHINCHILLA, Z_TOLERANCE, drawRuns, exponentErrors, fitCovariance, logParamsError, optimum, type ScalingLaw } from './data.ts';
+import { CHINCHILLA, PUBLIC_PLAN_FLOPS, Z_TOLERANCE, drawPublicLaw, drawRuns, exponentErrors, fitCovariance, logParamsError, optimum, type ScalingLaw } from './data.ts';
 import { answersShape, type AllocationOut, type Answers, type FitCase, type OptimumCase } from './programs.ts';
 
 const ENTRY = 'src/compute-optimal.ts';
@@ -110,11 +112,19 @@ export function expectPlans(ctx: CheckContext, laws: ScalingLaw[], cases: FitCas
 /** Budgets of the public optimum check: 10^21, 10^22 and 10^23 FLOPs on the Chinchilla surface. */
 const PUBLIC_OPTIMA: OptimumCase[] = [1e21, 1e22, 1e23].map((flops) => ({ law: CHINCHILLA, flops }));
 
-/** The public fit: 64 runs of the Chinchilla surface, planned for 10^22 FLOPs; shared by the fit and plan checks. */
-function publicFit(ctx: CheckContext): Promise<{ cases: FitCase[]; got: Answers }> {
-  return ctx.shared('ex15 chinchilla fit', async () => {
-    const cases = [{ runs: drawRuns(ctx.seedFor('chinchilla-runs'), CHINCHILLA), flops: 1e22 }];
-    return { cases, got: await answer(ctx, cases, []) };
+/**
+ * The public fit: 64 runs of a surface drawn from the grading seed away from
+ * the constants the README prints (drawPublicLaw: neither Chinchilla's
+ * exponents nor its tokens per parameter pass there), planned for 10^22
+ * FLOPs; shared by the fit and plan checks. The public tests keep
+ * Chinchilla's own surface.
+ */
+function publicFit(ctx: CheckContext): Promise<{ law: ScalingLaw; cases: FitCase[]; got: Answers }> {
+  return ctx.shared('ex15 public fit', async () => {
+    const runSeed = ctx.seedFor('public-runs');
+    const law = drawPublicLaw(ctx.seedFor('public-law'), runSeed, PLAN_SLACK);
+    const cases = [{ runs: drawRuns(runSeed, law), flops: PUBLIC_PLAN_FLOPS }];
+    return { law, cases, got: await answer(ctx, cases, []) };
   });
 }
 
@@ -124,11 +134,11 @@ export const checks: Record<string, CheckFn> = {
     expectOptima(ctx, PUBLIC_OPTIMA, got.optima);
   },
   'chinchilla-fit': async (ctx) => {
-    const { cases, got } = await publicFit(ctx);
-    expectFits(ctx, [CHINCHILLA], cases, got.fits);
+    const { law, cases, got } = await publicFit(ctx);
+    expectFits(ctx, [law], cases, got.fits);
   },
   'chinchilla-plan': async (ctx) => {
-    const { cases, got } = await publicFit(ctx);
-    expectPlans(ctx, [CHINCHILLA], cases, got.plans);
+    const { law, cases, got } = await publicFit(ctx);
+    expectPlans(ctx, [law], cases, got.plans);
   },
 };

@@ -64,7 +64,7 @@ export function drawRuns(seed: number, law: ScalingLaw, count = RUN_COUNT): Run[
  * parameter at the optimum of every budget from 10^20 to 10^23 FLOPs, and standard errors of the
  * fitted α and β (for `runs` of the surface, see fitCovariance) below 0.02.
  */
-export function drawLaw(seed: number, runSeed: number): ScalingLaw {
+export function drawLaw(seed: number, runSeed: number, accept: (law: ScalingLaw, runs: Run[], cov: number[][]) => boolean = () => true): ScalingLaw {
   const gen = new Generator(seed);
   const between = (lo: number, hi: number) => Number((lo + (hi - lo) * gen.uniform()).toPrecision(4));
   // About one draw in five is kept; the bound only stops a loop that cannot end.
@@ -72,10 +72,76 @@ export function drawLaw(seed: number, runSeed: number): ScalingLaw {
     const law = { E: between(1.5, 2.2), A: between(200, 1000), B: between(200, 1000), alpha: between(0.25, 0.45), beta: between(0.2, 0.4) };
     const ratios = [1e20, 1e23].map((c) => optimum(law, c)).map((o) => o.tokens / o.params);
     if (ratios.some((r) => r < 5 || r > 500)) continue;
-    const se = exponentErrors(fitCovariance(law, drawRuns(runSeed, law)));
-    if (se.alpha < 0.02 && se.beta < 0.02) return law;
+    const runs = drawRuns(runSeed, law);
+    const cov = fitCovariance(law, runs);
+    const se = exponentErrors(cov);
+    if (se.alpha < 0.02 && se.beta < 0.02 && accept(law, runs, cov)) return law;
   }
   throw new Error(`drawLaw(${seed}): no surface in 10000 draws met the conditions; the ranges in drawLaw are inconsistent`);
+}
+
+/** The budget the public plan is made for: 10^22 FLOPs. */
+export const PUBLIC_PLAN_FLOPS = 1e22;
+
+/** How far past the plan's tolerance the printed constants' plans must land on the public surface (see drawPublicLaw). */
+export const AWAY_MARGIN = 1.5;
+
+/**
+ * The public checks' surface: a hidden surface (drawLaw) that the constants
+ * the README prints cannot stand in for, so that the public fit and plan
+ * pass only for a fit of the runs:
+ *
+ * - Chinchilla's exponents miss it: |α - 0.34| or |β - 0.28| is more than
+ *   AWAY_MARGIN × Z_TOLERANCE standard errors of the fit (a fit that returns
+ *   the printed exponents fails the fit check);
+ * - with those exponents, the best E, A and B for the runs' noise-free losses
+ *   (weighted linear least squares, bestWithExponents) plan N for
+ *   PUBLIC_PLAN_FLOPS off the surface's optimum by more than AWAY_MARGIN
+ *   times the plan's tolerance (Z_TOLERANCE·SE(ln N_opt) + slack): the
+ *   runs' noise moves such a three-constant fit's plan by about one standard
+ *   error of ln N_opt, under a fifth of the tolerance, so the margin of half
+ *   a tolerance covers it more than twice over;
+ * - Chinchilla's tokens per parameter at PUBLIC_PLAN_FLOPS (62.6), applied to
+ *   the budget, plans N off by more than AWAY_MARGIN times the tolerance.
+ *
+ * About one hidden surface in 40 qualifies (the exponents then lie well below
+ * Chinchilla's); drawLaw's bound of 10000 draws is far from reached.
+ */
+export function drawPublicLaw(seed: number, runSeed: number, planSlack: number): ScalingLaw {
+  const chinchilla = optimum(CHINCHILLA, PUBLIC_PLAN_FLOPS);
+  const printedRatio = chinchilla.tokens / chinchilla.params;
+  return drawLaw(seed, runSeed, (law, runs, cov) => {
+    const se = exponentErrors(cov);
+    const limit = AWAY_MARGIN * Z_TOLERANCE;
+    if (!(Math.abs(law.alpha - CHINCHILLA.alpha) > limit * se.alpha || Math.abs(law.beta - CHINCHILLA.beta) > limit * se.beta)) return false;
+    const want = Math.log(optimum(law, PUBLIC_PLAN_FLOPS).params);
+    const tol = Z_TOLERANCE * logParamsError(law, cov, PUBLIC_PLAN_FLOPS) + planSlack;
+    const printedFit = bestWithExponents(law, runs, CHINCHILLA.alpha, CHINCHILLA.beta);
+    const offFit = Math.abs(Math.log(optimum(printedFit, PUBLIC_PLAN_FLOPS).params) - want);
+    const offRatio = Math.abs(0.5 * Math.log(PUBLIC_PLAN_FLOPS / (6 * printedRatio)) - want);
+    return offFit > AWAY_MARGIN * tol && offRatio > AWAY_MARGIN * tol;
+  });
+}
+
+/**
+ * The E, A and B that fit the runs' noise-free losses under `law` best with
+ * the exponents held at `alpha` and `beta`: least squares of the relative
+ * residual (L - f)/L, linear in E, A, B (close to least squares on log L).
+ */
+export function bestWithExponents(law: ScalingLaw, runs: Run[], alpha: number, beta: number): ScalingLaw {
+  const m = Array.from({ length: 3 }, () => new Array<number>(3).fill(0));
+  const v = new Array<number>(3).fill(0);
+  for (const r of runs) {
+    const loss = lawLoss(law, r.params, r.tokens);
+    const f = [1, r.params ** -alpha, r.tokens ** -beta];
+    for (let i = 0; i < 3; i++) {
+      v[i]! += (f[i]! * loss) / loss ** 2;
+      for (let j = 0; j < 3; j++) m[i]![j]! += (f[i]! * f[j]!) / loss ** 2;
+    }
+  }
+  const inv = invert(m);
+  const [E, A, B] = inv.map((row) => row.reduce((s, x, j) => s + x * v[j]!, 0));
+  return { E: E!, A: A!, B: B!, alpha, beta };
 }
 
 /** A budget in FLOPs, log-uniform in [10^20, 10^23]. */
