@@ -51,8 +51,9 @@ export const KEY_MULTIPLIER = 0x81b3ac9b;
  * - the order of the keys matters; and appending a 0 (or any even key) to a
  *   list always changes the result, since it changes h by an odd amount.
  *
- * Lists with large keys (hashes of names) collide only as often as random
- * 32-bit values do, about once in 2^32 pairs.
+ * Lists with large keys (hashes of names) collide about as often as random
+ * 32-bit values do, about once in 2^32 pairs; no 32-bit seed can do better
+ * for every list.
  *
  * The earlier version XORed each value into a SplitMix32 state and added the
  * constant g, so the state after (seed, a, b) was ((((seed + g) ^ a) + g) ^ b) + g:
