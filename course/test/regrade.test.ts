@@ -148,6 +148,19 @@ describe('bank revisions', () => {
   });
 });
 
+describe('the seed derivation', () => {
+  it('is frozen: a seed draws the questions and variants it drew when attempts were first recorded', () => {
+    // Recorded from the course before the tensor library's deriveSeed changed;
+    // attempt files from then are regraded by rebuilding exactly this.
+    const drawn = drawQuiz(bank1, 424242, { count: 10, revision: 2 }).map((d) => [d.question.id, d.variant]);
+    expect(drawn).toEqual([
+      ['ddp-hook-reduces-parameter', 1732607734], ['fastest-allreduce-algorithm', 1953520420], ['accumulation-uneven-ranks', 3478274931],
+      ['accumulated-step-loss', 245722153], ['adding-ranks-changes-batch', 3703422684], ['broadcast-initial-parameters', 165407097],
+      ['global-batch-size', 3278754164], ['ddp-declaration-order-buckets', 2538566214], ['ring-messages-per-rank', 294262113], ['ring-traffic-limit', 4260549538],
+    ]);
+  });
+});
+
 describe('the attempt file the quiz writes', () => {
   it('round-trips through regrade', async () => {
     const data: AttemptsFile = { schemaVersion: 1, chapter: 1, attempts: [attempt(71, (i) => i % 2 === 0)] };

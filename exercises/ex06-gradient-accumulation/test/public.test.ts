@@ -17,9 +17,9 @@ import { accumulateGradients, type MicroBatch } from '../src/gradient-accumulati
 const SIZES = [6, 12, 4];
 const model = () => new nn.MLP(SIZES, { seed: 3, activation: 'tanh' });
 
-/** Micro-batch i of rank r, of n examples (a seed per rank, then per micro-batch, so that no two are alike). */
+/** Micro-batch i of rank r, of n examples (a seed per (rank, micro-batch), so that no two are alike). */
 function microBatch(rank: number, i: number, n: number): MicroBatch {
-  const gen = new Generator(deriveSeed(deriveSeed(11, rank), i));
+  const gen = new Generator(deriveSeed(11, rank, i));
   const x = Array.from({ length: n }, () => Array.from({ length: SIZES[0]! }, () => gen.normal()));
   return { x: tensor(x, { shape: [n, SIZES[0]!] }), y: x.map(() => gen.int(SIZES.at(-1)!)) };
 }

@@ -39,16 +39,13 @@ export function makeModel(spec: AccumulationSpec): nn.MLP {
 }
 
 /**
- * A seed for each (step, rank, micro-batch), one key at a time. One
- * deriveSeed call over several small keys is not enough here: its state only
- * XORs each key in and adds a constant, so key lists such as (rank 0,
- * micro-batch 1) and (rank 1, micro-batch 2) can give the same seed, and two
- * ranks would hold the same micro-batches in another order (gradients that
- * agree across ranks hide a missing all-reduce). Each call is one-to-one in
- * its last key, and its output is hashed before the next key goes in.
+ * A seed for each (step, rank, micro-batch). They must all differ: two ranks
+ * holding the same micro-batches in another order would give gradients that
+ * agree across ranks, and that hides a missing all-reduce. deriveSeed gives
+ * distinct seeds to such grids of small keys (packages/tensor/src/random.ts).
  */
 function microBatchSeed(seed: number, step: number, rank: number, i: number): number {
-  return [step, rank, i].reduce((s, key) => deriveSeed(s, key), deriveSeed(seed, 37));
+  return deriveSeed(seed, 37, step, rank, i);
 }
 
 /** Micro-batch `i` of rank `rank` at step `step`: inputs and class labels. */

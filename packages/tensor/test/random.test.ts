@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { GENERATOR_ALGORITHM, Generator, deriveSeed, rand, randn, uniform } from '../src/index.ts';
+import { KEY_MULTIPLIER } from '../src/random.ts';
 
 const draw = (g: Generator, n: number, f: (g: Generator) => number) => Array.from({ length: n }, () => f(g));
 
@@ -80,12 +81,33 @@ describe('Generator', () => {
     expect(() => new Generator(NaN)).toThrow(/seed must be an integer/);
   });
 
+  it('keeps its stream: the first words of seeds 0 and 42 (a report that records a seed replays it)', () => {
+    expect(draw(new Generator(0), 4, (g) => g.nextUint32())).toEqual([3809008728, 1133695204, 53579671, 2891528803]);
+    expect(draw(new Generator(42), 4, (g) => g.nextUint32())).toEqual([2837322924, 544945897, 479756282, 3500138142]);
+  });
+
   it('names its algorithm for reports', () => {
     expect(GENERATOR_ALGORITHM).toBe('xoshiro128**');
   });
 });
 
 describe('deriveSeed', () => {
+  /** How many of the lists in the box [0, n0) x [0, n1) x ... give a seed some other list of the box gave. */
+  const repeats = (dims: number[]): number => {
+    const seen = new Set<number>();
+    let count = 0;
+    const walk = (prefix: number[]): void => {
+      if (prefix.length === dims.length) {
+        count++;
+        seen.add(deriveSeed(prefix[0]!, ...prefix.slice(1)));
+        return;
+      }
+      for (let k = 0; k < dims[prefix.length]!; k++) walk([...prefix, k]);
+    };
+    walk([]);
+    return count - seen.size;
+  };
+
   it('is deterministic and gives an unsigned 32-bit integer', () => {
     expect(deriveSeed(42, 1, 2)).toBe(deriveSeed(42, 1, 2));
     fc.assert(
@@ -95,6 +117,88 @@ describe('deriveSeed', () => {
       }),
       { seed: 704, numRuns: 100 },
     );
+  });
+
+  it('gives 102,400 distinct seeds to every (seed 0..3, step 0..199, rank 0..7, micro-batch 0..15)', () => {
+    // The earlier XOR-and-add version repeated all but 240 of them; a random
+    // 32-bit function would repeat about one (102400^2 / 2^33).
+    expect(repeats([4, 200, 8, 16])).toBe(0);
+  });
+
+  it('stays one-to-one on other boxes of small keys: (seed, step, rank), (seed, 1000 + rank, step), five values', () => {
+    expect(repeats([16, 500, 64])).toBe(0);
+    const offset = new Set<number>();
+    for (let seed = 0; seed < 8; seed++) for (let rank = 0; rank < 64; rank++) for (let step = 0; step < 200; step++) offset.add(deriveSeed(seed, 1000 + rank, step));
+    expect(offset.size).toBe(8 * 64 * 200);
+    expect(repeats([4, 12, 100, 8, 16])).toBe(0);
+  });
+
+  it('has the lattice KEY_MULTIPLIER documents, so the boxes it names are one-to-one', () => {
+    // Two same-length lists collide exactly when their difference d has
+    // sum d_j M^(n-1-j) = 0 mod 2^32; search for the shortest such d.
+    const M = BigInt(KEY_MULTIPLIER);
+    const MOD = 2n ** 32n;
+    const powers = (n: number) => Array.from({ length: n }, (_, j) => Number((M ** BigInt(n - 1 - j)) % MOD));
+    const signed = (r: number) => (r > 2 ** 31 ? r - 2 ** 32 : r);
+    /** The smallest max|d| over nonzero d of n terms, searched up to `cap`; the last term is solved for. */
+    const shortest = (n: number, cap: number): number => {
+      const c = powers(n);
+      let best = cap + 1;
+      const walk = (j: number, acc: number, size: number): void => {
+        if (j === n - 1) {
+          if (size === 0) return;
+          const last = Math.abs(signed((((-acc) % 2 ** 32) + 2 ** 32) % 2 ** 32));
+          best = Math.min(best, Math.max(size, last));
+          return;
+        }
+        for (let x = -(best - 1); x <= best - 1; x++) walk(j + 1, (acc + x * c[j]!) % 2 ** 32, Math.max(size, Math.abs(x)));
+      };
+      walk(0, 0, 0);
+      return best;
+    };
+    expect(KEY_MULTIPLIER % 2).toBe(1);
+    expect(shortest(2, 60_000)).toBe(58139);
+    expect(shortest(3, 1100)).toBe(1064);
+    expect(shortest(4, 130)).toBe(128);
+  });
+
+  it('changes when any one value changes: the seed or any key', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer(), { minLength: 1, maxLength: 5 }), fc.nat(4), fc.integer({ min: 1, max: 2 ** 32 - 1 }), (values, at, delta) => {
+        const i = at % values.length;
+        const changed = values.map((v, j) => (j === i ? v + delta : v));
+        expect(deriveSeed(changed[0]!, ...changed.slice(1))).not.toBe(deriveSeed(values[0]!, ...values.slice(1)));
+      }),
+      { seed: 705, numRuns: 500 },
+    );
+  });
+
+  it('moves about half the bits of the result when one key moves by one', () => {
+    let flipped = 0;
+    let pairs = 0;
+    for (let step = 0; step < 200; step++)
+      for (let rank = 0; rank < 8; rank++) {
+        const here = deriveSeed(3, step, rank);
+        for (const next of [deriveSeed(3, step + 1, rank), deriveSeed(3, step, rank + 1), deriveSeed(4, step, rank)]) {
+          let d = (here ^ next) >>> 0;
+          for (; d; d &= d - 1) flipped++;
+          pairs++;
+        }
+      }
+    // 4800 pairs of 32 bits: the mean is 16 with a standard error of 0.04.
+    expect(Math.abs(flipped / pairs - 16)).toBeLessThan(0.3);
+  });
+
+  it('fills the low 8 bits evenly over a grid of small keys', () => {
+    const counts = new Array<number>(256).fill(0);
+    for (let seed = 0; seed < 4; seed++) for (let step = 0; step < 200; step++) for (let rank = 0; rank < 8; rank++) for (let i = 0; i < 16; i++) counts[deriveSeed(seed, step, rank, i) & 255]!++;
+    const expected = (4 * 200 * 8 * 16) / 256;
+    const chi2 = counts.reduce((s, c) => s + (c - expected) ** 2 / expected, 0);
+    // 255 degrees of freedom: mean 255, standard deviation 22.6; 370 is about 5 of them.
+    expect(chi2).toBeLessThan(370);
+    // And the lowest bit alone: 51200 expected, standard deviation 160.
+    const odd = counts.reduce((s, c, v) => s + (v & 1 ? c : 0), 0);
+    expect(Math.abs(odd - 51_200)).toBeLessThan(800);
   });
 
   it('differs per key: one seed gives a distinct seed to each of 1000 ranks', () => {
@@ -110,7 +214,25 @@ describe('deriveSeed', () => {
 
   it('depends on the order of keys', () => {
     expect(deriveSeed(9, 1, 2)).not.toBe(deriveSeed(9, 2, 1));
+    for (let a = 0; a < 50; a++) for (let b = 0; b < 50; b++) if (a !== b) expect(deriveSeed(0, a, b, 7)).not.toBe(deriveSeed(0, b, a, 7));
+  });
+
+  it('tells a list from the list with a 0 appended: (a) and (a, 0) differ', () => {
     expect(deriveSeed(9, 0)).not.toBe(deriveSeed(9));
+    fc.assert(
+      fc.property(fc.array(fc.integer(), { minLength: 1, maxLength: 4 }), (values) => {
+        expect(deriveSeed(values[0]!, ...values.slice(1), 0)).not.toBe(deriveSeed(values[0]!, ...values.slice(1)));
+      }),
+      { seed: 706, numRuns: 300 },
+    );
+    for (let a = 0; a < 2000; a++) expect(deriveSeed(5, a, 0)).not.toBe(deriveSeed(5, a));
+  });
+
+  it('reduces values modulo 2^32 and rejects values that are not integers', () => {
+    expect(deriveSeed(-1, 2)).toBe(deriveSeed(2 ** 32 - 1, 2));
+    expect(deriveSeed(1, 2 ** 32 + 5)).toBe(deriveSeed(1, 5));
+    expect(() => deriveSeed(1.5)).toThrow(TypeError);
+    expect(() => deriveSeed(1, 2, NaN)).toThrow('deriveSeed: key 1 must be an integer, got NaN');
   });
 });
 
