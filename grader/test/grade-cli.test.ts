@@ -6,25 +6,23 @@
  * --watch, which grades again on every save and says what is next.
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EXERCISES_DIR, GRADER_DIR, SOLUTIONS_DIR } from '../src/paths.ts';
 import { validateRubric, type Rubric } from '../src/rubric.ts';
 
-const CLI = join(GRADER_DIR, 'src', 'cli', 'grade.ts');
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+// What `pnpm grade` runs (the root package.json's script).
+const CLI = join(GRADER_DIR, 'bin', 'grade.cjs');
 const EX01 = 'ex01-allreduce-mean';
 const TYPE_ERROR = join(import.meta.dirname, 'fixtures', 'corpus', 'type-error', EX01);
 const out = mkdtempSync(join(tmpdir(), 'dtlab-grade-cli-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-/** Runs `pnpm grade ...args` (node with tsx's loader, no wrapper process); never throws on a non-zero exit. */
+/** Runs `pnpm grade ...args` (its script's command, no pnpm wrapper process); never throws on a non-zero exit. */
 function grade(...args: string[]) {
-  return execa(process.execPath, ['--import', TSX, CLI, ...args], { reject: false, env: { ...process.env, NO_COLOR: '1' } });
+  return execa(process.execPath, [CLI, ...args], { reject: false, env: { ...process.env, NO_COLOR: '1' } });
 }
 
 function rubricAt(file: string): Rubric {
@@ -122,7 +120,7 @@ describe('pnpm grade', () => {
     const work = mkdtempSync(join(tmpdir(), 'dtlab-grade-watch-'));
     cpSync(join(EXERCISES_DIR, EX01, 'src'), join(work, 'src'), { recursive: true });
     const file = join(out, 'watch.json');
-    const child = execa(process.execPath, ['--import', TSX, CLI, 'ex01', '--watch', '--no-hidden', '--submission', work, '--out', file, '--seed', '3'], { reject: false, env: { ...process.env, NO_COLOR: '1' } });
+    const child = execa(process.execPath, [CLI, 'ex01', '--watch', '--no-hidden', '--submission', work, '--out', file, '--seed', '3'], { reject: false, env: { ...process.env, NO_COLOR: '1' } });
     let seen = '';
     child.stdout!.on('data', (d: Buffer) => (seen += d.toString()));
     const until = async (pattern: RegExp, what: string) => {

@@ -33,7 +33,7 @@ export const GRADED_CORPORA = new Set(['mistakes', 'attacks']);
 
 /** Files and folders of grader/ that an export takes (tests are filtered, see `isStudentTest`). */
 export const GRADER_FILES = ['package.json', 'tsconfig.json', 'vitest.config.ts', 'README.md'];
-export const GRADER_DIRS = ['src', 'checks', 'schema'];
+export const GRADER_DIRS = ['bin', 'src', 'checks', 'schema'];
 
 const skip = new Set([...GENERATED_DIRS]);
 

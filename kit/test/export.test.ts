@@ -30,7 +30,7 @@ describe('pnpm kit export --student', () => {
 
   it('holds the workspace, the libraries, the exercises and the public grader, and nothing secret', () => {
     const files = walkFiles(out);
-    for (const f of ['package.json', 'pnpm-workspace.yaml', 'pnpm-lock.yaml', 'turbo.json', 'tsconfig.base.json', 'README.md', 'scripts/test.ts', 'packages/tensor/src/index.ts', `exercises/${EX01}/src/allreduce-mean.ts`, `grader/checks/${EX01}/checks.ts`, 'grader/src/cli/grade.ts']) {
+    for (const f of ['package.json', 'pnpm-workspace.yaml', 'pnpm-lock.yaml', 'turbo.json', 'tsconfig.base.json', 'README.md', 'scripts/test.ts', 'packages/tensor/src/index.ts', `exercises/${EX01}/src/allreduce-mean.ts`, `grader/checks/${EX01}/checks.ts`, 'grader/src/cli/grade.ts', 'grader/bin/grade.cjs']) {
       expect(files, f).toContain(f);
     }
     expect(files.filter((f) => /^(solutions|grader\/hidden|grader\/templates|docs|\.ci)\//.test(f) || /kit-.*\.test\.ts$|exercises\.test\.ts$/.test(f))).toEqual([]);

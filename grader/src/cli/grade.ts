@@ -17,7 +17,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync, watch as fsWatch } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Chapter } from '@dtlab/course';
-import { findExercise, listExercises, type Exercise } from '../exercises.ts';
+import { findExercise, isCourseCopy, listExercises, type Exercise } from '../exercises.ts';
 import { gradeSubmission } from '../grade.ts';
 import { sweepLeftovers } from '../leftovers.ts';
 import { formatReport, palette } from '../report.ts';
@@ -56,11 +56,20 @@ async function progressView(color: boolean): Promise<number> {
   return 0;
 }
 
+/**
+ * The course package, loaded on demand: grading itself does not need it,
+ * and starts faster without it. Through require under bin/grade.cjs (tsx's
+ * require hook compiles it; import() would reach Node's own loader, which
+ * cannot), through import() when this file is run as an ES module.
+ */
+async function coursePackage(): Promise<typeof import('@dtlab/course')> {
+  return typeof require === 'function' ? (require('@dtlab/course') as typeof import('@dtlab/course')) : await import('@dtlab/course');
+}
+
 /** The course's chapters, or none if the course manifest cannot be read (the exercises are then listed alone). */
 async function courseChapters(): Promise<Chapter[]> {
   try {
-    // Loaded on demand: grading itself does not need the course, and starts faster without it.
-    const { loadCourse } = await import('@dtlab/course');
+    const { loadCourse } = await coursePackage();
     return loadCourse().chapters;
   } catch {
     return [];
@@ -76,7 +85,7 @@ async function courseChapters(): Promise<Chapter[]> {
 async function nextAfterPass(exercise: Exercise, ownWork: boolean): Promise<string> {
   const explain = `pnpm explain ${exercise.manifest.id} (name the failure mechanism, then read why the fix works)`;
   try {
-    const { courseProgress, loadCourse } = await import('@dtlab/course');
+    const { courseProgress, loadCourse } = await coursePackage();
     const course = loadCourse();
     if (ownWork) return `${explain}; then: ${(await courseProgress(course, course.root)).next}`;
     const order = course.chapters.flatMap((ch) => ch.exercises);
@@ -140,9 +149,10 @@ async function gradeOnce(run: GradeRun): Promise<{ exitCode: number; rubric: Rub
     submissionDir,
     seed,
     hidden: !options['no-hidden'],
-    // A student grading their own exercise folder has no one to cheat: workers are reused (twice as
-    // fast). Any other folder (a TA grading a student's) gets fresh workers for every launch.
-    reuseWorkers: options.submission === undefined,
+    // A student grading their own exercise folder (or the reference solution) has no one to cheat:
+    // workers are reused (twice as fast). Any other folder (a TA grading a student's) gets fresh
+    // workers for every launch.
+    reuseWorkers: isCourseCopy(exercise, submissionDir),
     hintsShown: shown,
     onProgress: (m) => {
       if (live && m.type === 'check-started') process.stderr.write(`\r\x1b[2Kgrading ${id}: ${m.id} ...`);
@@ -216,4 +226,4 @@ async function watch(run: GradeRun): Promise<number> {
   return 0;
 }
 
-await runCli(main);
+void runCli(main);

@@ -5,7 +5,9 @@
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tensor } from '@dtlab/tensor';
@@ -17,6 +19,7 @@ const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 const PROGRAM = here('./programs/precompiled.ts');
 const HELPER = here('./programs/precompiled-helper.ts');
 const RUNTIME = here('../');
+const execFileP = promisify(execFile);
 const isTsx = (path: string) => /[\\/]tsx[\\/]dist[\\/]/.test(path);
 
 let dir: string;
@@ -139,6 +142,24 @@ describe('a pool with precompiled modules', () => {
     // and they run the course code as the first did
     const ring = await run(p, 'ring', 3);
     expect(ring.ranks.map((x) => Array.from((x.value as { got: Tensor }).got.toArray() as number[]))).toEqual([[4, 40], [0, 0], [2, 20]]);
+  });
+
+  it('in a thread that loaded the course from the bundle itself (a grading process), gives every worker its code, the first ones too', async () => {
+    // A process of its own, as a grading process is: the loader installed with the bundle, the runtime taken from it.
+    const script = join(dir, 'host.cjs');
+    const modulesFile = join(dir, 'modules.json');
+    writeFileSync(modulesFile, JSON.stringify(compiled));
+    writeFileSync(script, [
+      `const loader = require(${JSON.stringify(here('../src/loading/precompiled-loader.cjs'))});`,
+      `loader.install({ bundle: ${JSON.stringify(bundle)} });`,
+      `const { WorkerPool, launch } = require(${JSON.stringify(here('../src/index.ts'))});`,
+      `const modules = JSON.parse(require('node:fs').readFileSync(${JSON.stringify(modulesFile)}, 'utf8'));`,
+      `const pool = new WorkerPool({ memoryLimitMb: 128, precompiled: { bundle: ${JSON.stringify(bundle)}, modules } });`,
+      `launch({ worldSize: 3, backend: 'workers', program: { module: ${JSON.stringify(PROGRAM)}, export: 'bundleStatus' }, pool })`,
+      `  .then(async (r) => { console.log(JSON.stringify(r.ranks.map((x) => x.value))); await pool.close(); });`,
+    ].join('\n'));
+    const { stdout } = await execFileP(process.execPath, [script], { encoding: 'utf8' });
+    expect(JSON.parse(stdout.trim())).toEqual([0, 1, 2].map(() => ({ loaded: true, fromCode: true })));
   });
 
   it('works without a bundle: the course then comes through tsx', async () => {

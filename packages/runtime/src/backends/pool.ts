@@ -12,12 +12,35 @@
  * killed is terminated. Module state lives as long as the worker: a program
  * module is imported once per worker and stays loaded between launches.
  */
+import { createRequire } from 'node:module';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { ToRank } from './protocol.ts';
 import { refuseIfConfined } from '../loading/confined.ts';
 import { WorkerStartError } from '../errors.ts';
 import { PRECOMPILED_BOOT, WORKER_BOOT } from '../loading/boot.ts';
 import type { PrecompiledModules } from '../loading/precompile.ts';
+
+// The precompiled-module loader as this thread's own boot loaded it (grading-process-boot.cjs, say), if it did:
+// looked up in the module cache, never loaded here, and by a name the bundler does not follow.
+const requireHere = createRequire(import.meta.url);
+const LOADER = requireHere.resolve('../loading/precompiled-loader.cjs');
+type Loader = { bundleCodeFor(bundle: string): Uint8Array | null };
+// V8's code for a bundle this thread loaded itself, by bundle path: made once, for every pool of the process.
+const hostCode = new Map<string, Uint8Array | null>();
+
+/**
+ * V8's code for `bundle` from this thread, if this thread loaded the course
+ * from that bundle (a grading process does): then every worker a pool starts
+ * skips compiling it, the first ones included, and so do the workers of
+ * every fresh pool (a TA's grading starts one per launch). Null otherwise.
+ */
+function codeFromThisThread(bundle: string): Uint8Array | null {
+  if (!hostCode.has(bundle)) {
+    const loader = requireHere.cache[LOADER]?.exports as Loader | undefined;
+    hostCode.set(bundle, loader?.bundleCodeFor(bundle) ?? null);
+  }
+  return hostCode.get(bundle)!;
+}
 
 /** Options of a worker pool. */
 export interface WorkerPoolOptions {
@@ -65,7 +88,8 @@ export class WorkerPool {
   // Threads still starting (startOnce), so that close() can stop them rather than wait for them to come up.
   private readonly booting = new Set<Worker>();
   private closed = false;
-  // V8's code for the bundle, from the first worker that loaded it (see PRECOMPILED_BOOT): later workers skip compiling it.
+  // V8's code for the bundle, from this thread (codeFromThisThread) or else from the first worker that loaded
+  // it (see PRECOMPILED_BOOT): the workers given it skip compiling the bundle.
   private bundleCode: Uint8Array | null = null;
 
   constructor(private readonly opts: WorkerPoolOptions = {}) {
@@ -188,6 +212,7 @@ export class WorkerPool {
     const mb = this.memoryLimitMb;
     const channel = new MessageChannel();
     const pre = this.opts.precompiled;
+    if (pre?.bundle !== undefined && this.bundleCode === null) this.bundleCode = codeFromThisThread(pre.bundle);
     const wantBundleCode = pre?.bundle !== undefined && this.bundleCode === null;
     const code = pre ? (wantBundleCode ? { wantBundleCode } : { bundleCode: this.bundleCode }) : {};
     const worker = new Worker(pre ? PRECOMPILED_BOOT : WORKER_BOOT, {

@@ -160,6 +160,7 @@ function install({ bundle, bundleCode, modules = {}, untrusted } = {}) {
 // and how it was compiled (bundleStatus()).
 let bundleScript = null;
 let bundleFromCode = false;
+let bundlePath = null;
 
 /**
  * Loads the bundle as require(bundle) would (a CommonJS module of its own),
@@ -176,6 +177,7 @@ function loadBundle(bundle, code) {
   const source = require('node:fs').readFileSync(bundle, 'utf8');
   bundleScript = new vm.Script(Module.wrap(source), { filename: bundle, ...(code ? { cachedData: code } : {}) });
   bundleFromCode = Boolean(code) && !bundleScript.cachedDataRejected;
+  bundlePath = path.resolve(bundle);
   const module = new Module(bundle, null);
   module.filename = bundle;
   module.paths = Module._nodeModulePaths(path.dirname(bundle));
@@ -193,6 +195,17 @@ function loadBundle(bundle, code) {
  */
 function bundleCode() {
   return bundleScript ? bundleScript.createCachedData() : null;
+}
+
+/**
+ * bundleCode(), if this thread loaded the bundle at `bundle` and runs no
+ * untrusted code (it was never confined): how a pool in a grading process,
+ * which loaded the course from the bundle itself, gives every rank worker it
+ * starts V8's code at once, the first ones included. Null otherwise.
+ */
+function bundleCodeFor(bundle) {
+  if (confined || bundleScript === null || bundlePath !== path.resolve(bundle)) return null;
+  return bundleCode();
 }
 
 /** Whether this thread loaded a bundle, and whether V8 took the code it was given for it (install's bundleCode). */
@@ -301,4 +314,4 @@ function confine() {
   Object.defineProperty(globalThis, Symbol.for('dtlab.confined'), { value: true, writable: false, configurable: false });
 }
 
-module.exports = { install, confine, bundleCode, bundleStatus };
+module.exports = { install, confine, bundleCode, bundleCodeFor, bundleStatus };
