@@ -17,9 +17,10 @@ export function allocateMetered(dtype: DType, n: number, shape?: readonly number
   if (!memory) return dtype === 'float64' ? new F64(n) : new F32(n);
   const bytes = n * (dtype === 'float64' ? 8 : 4);
   const label = ctx!.meter.allocLabel;
-  memory.reserve(bytes, label, shape ?? [n], dtype);
+  const dims = shape ?? [n];
+  memory.reserve(bytes, label, dims, dtype);
   const a = dtype === 'float64' ? new F64(n) : new F32(n);
-  memory.track(a.buffer, bytes, label, shape ?? [n], dtype);
+  memory.track(a.buffer, bytes, label, dims, dtype);
   return a;
 }
 

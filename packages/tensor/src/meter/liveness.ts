@@ -31,7 +31,7 @@ export interface Liveness<R extends object> {
   readonly anywhere: boolean;
   /** Starts watching `target` for record `rec`. */
   watch(target: object, rec: R): void;
-  /** Stops watching (the record was released for sure). */
+  /** Stops watching (the record was released for sure); `gone` may still report it once, which the tracker skips. */
   unwatch(rec: R): void;
   /** After a full collection: the records whose targets are gone (each reported once). */
   gone(): R[];
@@ -49,11 +49,13 @@ export class RegistryLiveness<R extends object> implements Liveness<R> {
   }
 
   watch(target: object, rec: R): void {
-    this.registry.register(target, rec, rec);
+    // No unregister token: a token costs every registration a lookup entry, and a record released
+    // for sure is marked so by the tracker, which skips it when the registry reports it later.
+    this.registry.register(target, rec);
   }
 
-  unwatch(rec: R): void {
-    this.registry.unregister(rec);
+  unwatch(): void {
+    // nothing to do: see watch
   }
 
   gone(): R[] {

@@ -30,6 +30,7 @@
  * not fit.
  */
 import { RegistryLiveness, WeakRefLiveness, type Liveness, type RegistryWithCleanup } from './liveness.ts';
+import { sideTable, type SideTable } from './side-table.ts';
 
 /** What an allocation that does not fit reports. */
 export interface OutOfMemoryRequest {
@@ -137,7 +138,8 @@ export class MemoryTracker {
   private readonly records = new Set<Tracked>();
   private readonly liveness: Liveness<Tracked>;
   private collecting = false;
-  private readonly byTarget = new WeakMap<object, Tracked>();
+  // Each target's record, on the target itself (a WeakMap's entries cost every collection more: side-table.ts).
+  private readonly byTarget: SideTable<Tracked> = sideTable<Tracked>();
   private readonly inUseLabel = new Map<string, number>();
   private readonly peakLabel = new Map<string, number>();
   private allocatedSinceGc = 0;
@@ -180,7 +182,8 @@ export class MemoryTracker {
       if (known.counted) this.relabel(target, label, shape);
       return;
     }
-    const rec: Tracked = { bytes, label, shape, dtype, counted: true, ...(size ? { size, ref: new WeakRef(target) } : {}) };
+    // One shape of record for every target (the optional fields undefined), so that the code reading them stays monomorphic.
+    const rec: Tracked = { ref: size ? new WeakRef(target) : undefined, bytes, label, shape, dtype, size, counted: true };
     this.byTarget.set(target, rec);
     this.records.add(rec);
     this.liveness.watch(target, rec);
