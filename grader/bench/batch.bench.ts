@@ -86,7 +86,7 @@ for (const jobs of jobCounts) {
   const m0 = machineCpuSeconds();
   const o0 = ownCpuSeconds();
   const t0 = performance.now();
-  const r = await runBatch({ submissions: subs, out, jobs, seed: 1, typeCheck });
+  const r = await runBatch({ submissions: subs, out, jobs, seed: 1, typeCheck, ...(only ? { exercises } : {}) });
   const ms = performance.now() - t0;
   const m1 = machineCpuSeconds();
   const o1 = ownCpuSeconds();

@@ -50,8 +50,9 @@ export class Context extends CheckContextBase {
   }
 
   async run(spec: RunSpec): Promise<LaunchResult> {
-    // Fresh workers: a pool of its own for this launch (the shared one may lend workers that ran the submission).
-    const pool = spec.freshWorkers && this.freshPool ? this.freshPool() : this.pool;
+    // Fresh workers: a pool of its own for this launch, unless the shared one lends each worker to
+    // one launch only anyway (a grading of someone else's work), whose replacements start ahead.
+    const pool = spec.freshWorkers && this.freshPool && !this.pool?.lendsOnce ? this.freshPool() : this.pool;
     const result = await launch({
       worldSize: spec.worldSize,
       backend: 'workers',

@@ -45,20 +45,24 @@ async function main(given?: GradingJob): Promise<void> {
   await receiveKey();
   const job = given ?? (JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as GradingJob);
   const manifest = job.manifest;
+  // One pool of rank workers for every launch of every check: workers start once, without tsx when they can.
+  const poolOptions = { memoryLimitMb: manifest.memoryLimitMb ?? 256, ...(job.precompiled ? { precompiled: job.precompiled } : {}) };
+  const pool = new WorkerPool(poolOptions);
+  const freshPool = () => new WorkerPool(poolOptions);
+  // Workers start in the background, while the policy is checked (a worker loads the course and
+  // is confined; no submission module loads before a launch asks for it); the first check takes
+  // the first ones up. A start that fails is reported by the launch that needed the worker.
+  pool.warm(Math.max(...manifest.worldSizes)).catch(() => undefined);
   if (job.policy) {
     await send({ type: 'policy-started' });
     const result = checkSubmissionPolicy(job, job.policy.allowedImports);
     await send({ type: 'policy-done', result });
     // A submission that breaks the policy is not run at all.
-    if (result.violations.length > 0) return send({ type: 'finished' });
+    if (result.violations.length > 0) {
+      await send({ type: 'finished' });
+      return pool.close();
+    }
   }
-  // One pool of rank workers for every launch of every check: workers start once, without tsx when they can.
-  const poolOptions = { memoryLimitMb: manifest.memoryLimitMb ?? 256, ...(job.precompiled ? { precompiled: job.precompiled } : {}) };
-  const pool = new WorkerPool(poolOptions);
-  const freshPool = () => new WorkerPool(poolOptions);
-  // Workers start in the background; the first check takes the first ones up. A start that
-  // fails is reported by the launch that needed the worker.
-  pool.warm(Math.max(...manifest.worldSizes)).catch(() => undefined);
   const [pub, hidden] = await Promise.all([loadCheckModule(job.modules.public), loadCheckModule(job.modules.hidden)]);
   const modules = { public: pub, hidden };
   const shared: SharedRuns = new Map();

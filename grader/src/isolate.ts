@@ -185,7 +185,11 @@ class GradingProcess {
     else if (m?.type === 'check-done') {
       this.results.push(m.result);
       this.running = null;
-    } else if (m?.type === 'finished') this.finished = true;
+    } else if (m?.type === 'finished') {
+      this.finished = true;
+      // Every result is in: what the process would still do (close its rank workers, exit) is of no use.
+      this.killGroup();
+    }
   }
 
   /** Stops the whole group at the time limit, over the memory limit, or when `signal` aborts; returns what stops the watching. */

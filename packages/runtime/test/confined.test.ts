@@ -74,6 +74,7 @@ describe('untrusted precompiled modules', () => {
     const counts = async (reuseWorkers: boolean) => {
       const pool = new WorkerPool({ memoryLimitMb: 128, precompiled: { bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS, reuseWorkers } } });
       pools.push(pool);
+      expect(pool.lendsOnce).toBe(!reuseWorkers);
       const out: unknown[] = [];
       for (let i = 0; i < 3; i++) {
         const r = await launch({ worldSize: 2, backend: 'workers', program: { module: PROGRAM, export: 'callsInThisWorker' }, pool });

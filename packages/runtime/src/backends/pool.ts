@@ -97,6 +97,15 @@ export class WorkerPool {
     this.memoryLimitMb = opts.memoryLimitMb ?? 512;
   }
 
+  /**
+   * Whether each worker serves one launch only (untrusted modules, not
+   * reuseWorkers): every launch then meets workers that never ran anything,
+   * as a pool of its own would give it.
+   */
+  get lendsOnce(): boolean {
+    return this.opts.precompiled?.untrusted !== undefined && !this.opts.precompiled.untrusted.reuseWorkers;
+  }
+
   /** Number of live workers (idle and lent). */
   get size(): number {
     return this.all.size;
@@ -153,7 +162,7 @@ export class WorkerPool {
 
   /** @internal Takes a worker back: to the pool if `reusable`, else it is terminated. */
   release(w: RankWorker, reusable: boolean): Promise<void> {
-    const untrusted = this.opts.precompiled?.untrusted !== undefined && !this.opts.precompiled.untrusted.reuseWorkers;
+    const untrusted = this.lendsOnce;
     if (reusable && !this.closed && !untrusted) {
       this.park(w);
       return Promise.resolve();
