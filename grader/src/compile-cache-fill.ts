@@ -2,7 +2,7 @@
  * `node --import tsx compile-cache-fill.ts <bundle file>`, run by `ensureCompileCache`
  * with TMPDIR set to the gradings' cache: loads every course module through
  * tsx's require hook, as grading processes and rank workers load everything
- * (see grading-process-boot.cjs and WORKER_BOOT in the runtime's pool.ts), so that tsx
+ * (see grading-process-boot.cjs and workerBoot in the runtime's boot.ts), so that tsx
  * compiles each and writes it to the cache. A module that fails when it runs
  * has been compiled all the same. Then it writes the course bundle to
  * the file it is given. The process ends on its own once tsx's writes are done.

@@ -6,7 +6,7 @@
 // from it through the runtime's precompiled-module loader, without tsx; a
 // module the bundle lacks is still loaded through tsx. Without it, they load
 // through tsx's require hook, in this thread (like a rank worker without
-// precompiled modules: see WORKER_BOOT in the runtime's pool.ts), behind the
+// precompiled modules: see workerBoot in the runtime's boot.ts), behind the
 // tsx cache guard so that a sandboxed grading can use a read-only cache.
 'use strict';
 const { readFileSync } = require('node:fs');

@@ -68,6 +68,9 @@ async function main(given?: GradingJob): Promise<void> {
   const shared: SharedRuns = new Map();
   for (const id of job.checkIds) {
     const check = manifest.checks.find((c) => c.id === id)!;
+    // The last check's launches take the workers already up, and start more only as they need them:
+    // replacements started ahead after its last launch would be stopped unused.
+    if (id === job.checkIds.at(-1)) pool.stopWarming();
     await send({ type: 'check-started', id });
     const result = await runCheck(job, manifest, id, check.visibility === 'public' ? modules.public : modules.hidden, pool, shared, freshPool);
     await send({ type: 'check-done', result });

@@ -86,6 +86,24 @@ describe('untrusted precompiled modules', () => {
     expect(await counts(true)).toEqual([[1, 1], [2, 2], [3, 3]]);
   });
 
+  it('start replacements for the workers a launch used, ahead of the next launch, until stopWarming', async () => {
+    // The pool's size after `ms` of waiting, or as soon as it reaches `want`.
+    const sizeWithin = async (pool: WorkerPool, want: number, ms: number) => {
+      for (const end = Date.now() + ms; pool.size !== want && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      return pool.size;
+    };
+    const pool = new WorkerPool({ memoryLimitMb: 128, precompiled: { bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS } } });
+    pools.push(pool);
+    const once = () => launch({ worldSize: 2, backend: 'workers', program: { module: PROGRAM, export: 'callsInThisWorker' }, pool });
+    expect((await once()).ok).toBe(true);
+    expect(await sizeWithin(pool, 2, 10_000)).toBe(2); // two fresh ones, never lent, wait for the next launch
+    pool.stopWarming();
+    const r = await once(); // takes those two; starts none in their place
+    expect(r.ranks.map((o) => o.value)).toEqual([1, 1]);
+    expect(await sizeWithin(pool, 1, 1500)).toBe(0); // none came up in a second and a half
+    expect((await once()).ranks.map((o) => o.value)).toEqual([1, 1]); // and starts fresh ones when a launch needs them
+  });
+
   it('cannot change what the course code in their thread calls, reach its stdio port or see its frames', async () => {
     const walls = async (precompiled: PrecompiledModules) => {
       const pool = new WorkerPool({ memoryLimitMb: 128, precompiled });

@@ -17,7 +17,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { ToRank } from './protocol.ts';
 import { refuseIfConfined } from '../loading/confined.ts';
 import { WorkerStartError } from '../errors.ts';
-import { PRECOMPILED_BOOT, WORKER_BOOT } from '../loading/boot.ts';
+import { PRECOMPILED_BOOT, workerBoot } from '../loading/boot.ts';
 import type { PrecompiledModules } from '../loading/precompile.ts';
 
 // The precompiled-module loader as this thread's own boot loaded it (grading-process-boot.cjs, say), if it did:
@@ -88,6 +88,8 @@ export class WorkerPool {
   // Threads still starting (startOnce), so that close() can stop them rather than wait for them to come up.
   private readonly booting = new Set<Worker>();
   private closed = false;
+  // Whether release() starts a replacement ahead of need (see stopWarming).
+  private warming = true;
   // V8's code for the bundle, from this thread (codeFromThisThread) or else from the first worker that loaded
   // it (see PRECOMPILED_BOOT): the workers given it skip compiling the bundle.
   private bundleCode: Uint8Array | null = null;
@@ -170,8 +172,19 @@ export class WorkerPool {
     const gone = this.discard(w);
     // A worker that ran untrusted code is never lent again, so that nothing it left behind (state,
     // hooks) meets a later launch; a fresh one starts now in its place.
-    if (reusable && !this.closed && untrusted) void this.warm(this.idle.length + this.starting.length + 1).catch(() => undefined);
+    if (reusable && !this.closed && untrusted && this.warming) void this.warm(this.idle.length + this.starting.length + 1).catch(() => undefined);
     return gone;
+  }
+
+  /**
+   * Starts no more workers ahead of need: a worker a launch released is not
+   * replaced at once (lendsOnce), and the workers still idle or starting
+   * serve the launches to come, which start more only if they need them.
+   * For the last part of a job, so that no worker starts that no launch will
+   * take.
+   */
+  stopWarming(): void {
+    this.warming = false;
   }
 
   /**
@@ -224,7 +237,7 @@ export class WorkerPool {
     if (pre?.bundle !== undefined && this.bundleCode === null) this.bundleCode = codeFromThisThread(pre.bundle);
     const wantBundleCode = pre?.bundle !== undefined && this.bundleCode === null;
     const code = pre ? (wantBundleCode ? { wantBundleCode } : { bundleCode: this.bundleCode }) : {};
-    const worker = new Worker(pre ? PRECOMPILED_BOOT : WORKER_BOOT, {
+    const worker = new Worker(pre ? PRECOMPILED_BOOT : workerBoot(), {
       eval: true,
       workerData: { port: channel.port2, ...(pre ? { precompiled: pre, ...code } : {}) },
       transferList: [channel.port2],

@@ -10,7 +10,6 @@ import { WORKER_MAIN } from './precompile.ts';
 
 const here = (name: string) => fileURLToPath(new URL(name, import.meta.url));
 const TSX_CACHE_GUARD = here('./tsx-cache.cjs');
-const TSX_API = createRequire(import.meta.url).resolve('tsx/cjs/api');
 
 /**
  * A rank worker's first code, in plain CommonJS, given to the Worker as a
@@ -29,7 +28,12 @@ const TSX_API = createRequire(import.meta.url).resolve('tsx/cjs/api');
  *   turns their import/export syntax into require); nothing a worker loads
  *   may use top-level await.
  */
-export const WORKER_BOOT = [`require(${JSON.stringify(TSX_CACHE_GUARD)});`, `require(${JSON.stringify(TSX_API)}).register();`, `require(${JSON.stringify(WORKER_MAIN)});`].join('\n');
+export function workerBoot(): string {
+  // Resolved when a pool needs it, not when this module loads: a confined rank worker evaluates every
+  // course module, this one included, and resolving a package's exports loads Node's ES-module resolver.
+  const tsxApi = createRequire(import.meta.url).resolve('tsx/cjs/api');
+  return [`require(${JSON.stringify(TSX_CACHE_GUARD)});`, `require(${JSON.stringify(tsxApi)}).register();`, `require(${JSON.stringify(WORKER_MAIN)});`].join('\n');
+}
 
 /**
  * A rank worker's first code when its pool has precompiled modules: the

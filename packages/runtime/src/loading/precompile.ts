@@ -24,7 +24,6 @@
  * when one of these functions runs.
  */
 import { builtinModules, createRequire } from 'node:module';
-import { randomBytes } from 'node:crypto';
 import { readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -177,7 +176,8 @@ export async function buildWorkerBundle(spec: WorkerBundleSpec): Promise<WorkerB
   // Strict as a whole: esbuild lifts the modules' functions to the file's top level, where they would
   // be sloppy-mode functions, whose .caller and .arguments show who called them with what.
   const text = `// Rank-worker bundle made by @dtlab/runtime's buildWorkerBundle from ${modules.length} modules; do not edit.\n'use strict';\n${out.outputFiles![0]!.text}`;
-  const tmp = `${spec.outFile}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  // A name no other writer uses (not a secret): node:crypto stays unloaded, since a confined rank worker evaluates this module too.
+  const tmp = `${spec.outFile}.${process.pid}.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 10)}`;
   try {
     writeFileSync(tmp, text);
     renameSync(tmp, spec.outFile);
