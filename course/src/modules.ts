@@ -13,9 +13,11 @@ import { isBank, type Bank } from './question.ts';
 async function importDefault(file: string): Promise<unknown> {
   if (!existsSync(file)) throw new CourseModuleError(file, 'the file does not exist (course.json points to it)');
   try {
-    // require where there is one (a command loaded through tsx's require hook, such as `pnpm grade`), whose
-    // hook compiles TypeScript; import() there would go to Node's own ES-module loader, which does not.
-    const mod = (typeof require === 'function' ? require(file) : await import(pathToFileURL(file).href)) as { default?: unknown };
+    // Through require when this module was itself loaded by a require hook that compiles TypeScript
+    // (tsx's, as `pnpm grade` loads its command): import() there would go to Node's own ES-module
+    // loader, which does not. Anywhere else (an ES module under tsx's loader, vitest), import().
+    const viaRequire = typeof require === 'function' && require.extensions?.['.ts'] !== undefined;
+    const mod = (viaRequire ? require(file) : await import(pathToFileURL(file).href)) as { default?: unknown };
     return mod.default;
   } catch (e) {
     throw new CourseModuleError(file, `cannot be loaded: ${(e as Error).message}`);

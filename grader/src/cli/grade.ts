@@ -63,7 +63,8 @@ async function progressView(color: boolean): Promise<number> {
  * cannot), through import() when this file is run as an ES module.
  */
 async function coursePackage(): Promise<typeof import('@dtlab/course')> {
-  return typeof require === 'function' ? (require('@dtlab/course') as typeof import('@dtlab/course')) : await import('@dtlab/course');
+  const viaRequire = typeof require === 'function' && require.extensions?.['.ts'] !== undefined;
+  return viaRequire ? (require('@dtlab/course') as typeof import('@dtlab/course')) : await import('@dtlab/course');
 }
 
 /** The course's chapters, or none if the course manifest cannot be read (the exercises are then listed alone). */
