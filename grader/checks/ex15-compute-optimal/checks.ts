@@ -7,7 +7,7 @@
  *
  * - an optimum of a given law within 0.5% of the closed form in N and in D
  *   (a numerical search on 6ND = C gets there as well), with 6·N·D ≤ C;
- * - fitted α and β within 5 standard errors of the surface's, the errors
+ * - fitted E, α and β within 5 standard errors of the surface's, the errors
  *   those of the least-squares fit on log L for the very runs drawn
  *   (σ²·(JᵀJ)⁻¹, data.ts); a right fit misses by more with probability
  *   below 1e-6;
@@ -69,22 +69,25 @@ export function expectOptima(ctx: CheckContext, cases: OptimumCase[], got: Alloc
   ctx.note(`${cases.length} budgets: N and D within ${OPTIMUM_RTOL * 100}% of the optimum, 6·N·D within the budget`);
 }
 
-/** Each fit's α and β within Z_TOLERANCE standard errors of the surface's. */
+/** Each fit's E, α and β within Z_TOLERANCE standard errors of the surface's. */
 export function expectFits(ctx: CheckContext, laws: ScalingLaw[], cases: FitCase[], got: Answers['fits']): void {
+  const names = { E: 'E', alpha: 'α', beta: 'β' } as const;
   laws.forEach((law, i) => {
-    const se = exponentErrors(fitCovariance(law, cases[i]!.runs));
-    for (const k of ['alpha', 'beta'] as const) {
+    const cov = fitCovariance(law, cases[i]!.runs);
+    // The floor too: the optimum does not depend on it, so only this says that a fit assumed it (Chinchilla's 1.69, say).
+    const se = { E: Math.sqrt(cov[0]![0]!), ...exponentErrors(cov) };
+    for (const k of ['E', 'alpha', 'beta'] as const) {
       const tol = Z_TOLERANCE * se[k];
       if (!(Math.abs(got[i]![k] - law[k]) <= tol)) {
         ctx.fail(
-          `fit ${i}: fitted ${k === 'alpha' ? 'α' : 'β'} = ${got[i]![k]} from ${cases[i]!.runs.length} runs (fitted law: ${describeLaw(got[i]!)}), but the surface they were drawn from has ${law[k]}: ` +
+          `fit ${i}: fitted ${names[k]} = ${got[i]![k]} from ${cases[i]!.runs.length} runs (fitted law: ${describeLaw(got[i]!)}), but the surface they were drawn from has ${law[k]}: ` +
             `with 0.5% noise a least-squares fit of log L lands within ${tol.toPrecision(3)} (${Z_TOLERANCE} standard errors). Fit all five constants, E included, to log L`,
           { rank: null, index: i, expected: law[k], actual: got[i]![k], label: `fitted ${k}` },
         );
       }
     }
   });
-  ctx.note(`${laws.length} fit${laws.length === 1 ? '' : 's'}: α and β within ${Z_TOLERANCE} standard errors`);
+  ctx.note(`${laws.length} fit${laws.length === 1 ? '' : 's'}: E, α and β within ${Z_TOLERANCE} standard errors`);
 }
 
 /** Each plan (optimum of the submission's own fit) within the noise-derived tolerance of the surface's optimum, and within budget. */
