@@ -26,7 +26,7 @@ export class Context extends CheckContextBase {
     private readonly pool?: WorkerPool,
     /** What the checks of this grading run share. */
     sharedRuns: SharedRuns = new Map(),
-    /** A new pool like `pool` whose workers never ran anything (RunSpec.freshWorkers). */
+    /** A pool like `pool` whose workers never ran anything (RunSpec.freshWorkers); closed after the launch unless it is `pool`. */
     private readonly freshPool?: () => WorkerPool,
   ) {
     super(manifest, seed, checkId, sharedRuns);
@@ -50,9 +50,8 @@ export class Context extends CheckContextBase {
   }
 
   async run(spec: RunSpec): Promise<LaunchResult> {
-    // Fresh workers: a pool of its own for this launch, unless the shared one lends each worker to
-    // one launch only anyway (a grading of someone else's work), whose replacements start ahead.
-    const pool = spec.freshWorkers && this.freshPool && !this.pool?.lendsOnce ? this.freshPool() : this.pool;
+    // Fresh workers: a pool whose workers never ran the submission (the shared one may lend workers that did).
+    const pool = spec.freshWorkers && this.freshPool ? this.freshPool() : this.pool;
     const result = await launch({
       worldSize: spec.worldSize,
       backend: 'workers',

@@ -78,15 +78,20 @@ export interface JobSpec {
  * difference, 2(N-1)·((α' - α) + c·(1/β' - 1/β)), on its device queue
  * beside the fabric's all-reduce, so that a step takes exactly what the
  * closed form on the job's network says (plan.ts's allReduceUs). Throws for
- * a network faster than the fabric, which the job cannot run.
+ * a network faster than the fabric (checkJobNetwork).
  */
 export function extraRingUs(network: CostModel, bytes: number, ranks: number): number {
-  if (!(network.alphaUs >= DEFAULT_COST.alphaUs && network.bytesPerUs > 0 && network.bytesPerUs <= DEFAULT_COST.bytesPerUs)) {
-    throw new RangeError(`BUG: the job's network ${JSON.stringify(network)} is faster than the fabric's ${JSON.stringify(DEFAULT_COST)}, which the job cannot run: it needs alphaUs >= ${DEFAULT_COST.alphaUs} and bytesPerUs <= ${DEFAULT_COST.bytesPerUs}`);
-  }
+  checkJobNetwork(network);
   if (ranks === 1) return 0;
   const chunk = Math.ceil(bytes / 4 / ranks) * 4;
   return 2 * (ranks - 1) * (network.alphaUs - DEFAULT_COST.alphaUs + chunk * (1 / network.bytesPerUs - 1 / DEFAULT_COST.bytesPerUs));
+}
+
+/** Throws for a network faster than the fabric's in latency or bandwidth, which the job cannot run (extraRingUs would charge less than nothing). */
+export function checkJobNetwork(network: CostModel): void {
+  if (!(network.alphaUs >= DEFAULT_COST.alphaUs && network.bytesPerUs > 0 && network.bytesPerUs <= DEFAULT_COST.bytesPerUs)) {
+    throw new RangeError(`BUG: the job's network ${JSON.stringify(network)} is faster than the fabric's ${JSON.stringify(DEFAULT_COST)}, which the job cannot run: it needs alphaUs >= ${DEFAULT_COST.alphaUs} and bytesPerUs <= ${DEFAULT_COST.bytesPerUs}`);
+  }
 }
 
 /** A batch as the job hands it out: opaque to the planner, handed back to `launchStep`. */
@@ -146,7 +151,7 @@ export class DeviceTrainingJob {
     this.gradientBytes = 4 * p;
     this.nominalFlopsPerStep = 6 * p * spec.batchPerRank;
     this.network = { ...(spec.network ?? DEFAULT_COST) };
-    extraRingUs(this.network, this.gradientBytes, 1);
+    checkJobNetwork(this.network);
     this.device = JOB_DEVICE;
     this.#model = new nn.MLP(spec.sizes, { seed: spec.seed, activation: 'tanh' });
     this.#params = this.#model.parameters();

@@ -164,15 +164,14 @@ export class WorkerPool {
 
   /** @internal Takes a worker back: to the pool if `reusable`, else it is terminated. */
   release(w: RankWorker, reusable: boolean): Promise<void> {
-    const untrusted = this.lendsOnce;
-    if (reusable && !this.closed && !untrusted) {
+    if (reusable && !this.closed && !this.lendsOnce) {
       this.park(w);
       return Promise.resolve();
     }
     const gone = this.discard(w);
     // A worker that ran untrusted code is never lent again, so that nothing it left behind (state,
     // hooks) meets a later launch; a fresh one starts now in its place.
-    if (reusable && !this.closed && untrusted && this.warming) void this.warm(this.idle.length + this.starting.length + 1).catch(() => undefined);
+    if (reusable && !this.closed && this.lendsOnce && this.warming) void this.warm(this.idle.length + this.starting.length + 1).catch(() => undefined);
     return gone;
   }
 

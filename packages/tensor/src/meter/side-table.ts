@@ -50,5 +50,6 @@ export function sideTable<T>(): SideTable<T> {
       }
     }
   }
-  return { get: (t) => Field.get(t), set: (t, v) => Field.set(t, v) };
+  // The static methods reach #value lexically, not through `this`: they serve as they are.
+  return { get: Field.get, set: Field.set };
 }
