@@ -20,6 +20,8 @@ const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 const PROGRAM = here('./programs/untrusted.ts');
 const HELPER = here('./programs/untrusted-helper.ts');
 const WALLS = here('./programs/untrusted-walls.ts');
+const STASH = here('./programs/untrusted-stash.ts');
+const REACH = here('./programs/untrusted-reach.ts');
 const ALLOW = ['@dtlab/tensor', '@dtlab/runtime'];
 
 let dir: string;
@@ -31,7 +33,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'dtlab-confined-'));
   bundle = join(dir, 'bundle.cjs');
   await buildWorkerBundle({ outFile: bundle, packages: ['@dtlab/tensor', '@dtlab/runtime'], resolveDir: here('../') });
-  modules = await compileModules([PROGRAM, HELPER, WALLS]);
+  modules = await compileModules([PROGRAM, HELPER, WALLS, STASH, REACH]);
 });
 afterAll(async () => {
   await Promise.all(pools.map((p) => p.close()));
@@ -70,38 +72,59 @@ describe('untrusted precompiled modules', () => {
     }
   });
 
-  it('run each launch on workers that never ran them before, unless reuseWorkers', async () => {
-    const counts = async (reuseWorkers: boolean) => {
-      const pool = new WorkerPool({ memoryLimitMb: 128, precompiled: { bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS, reuseWorkers } } });
-      pools.push(pool);
-      expect(pool.lendsOnce).toBe(!reuseWorkers);
-      const out: unknown[] = [];
-      for (let i = 0; i < 3; i++) {
-        const r = await launch({ worldSize: 2, backend: 'workers', program: { module: PROGRAM, export: 'callsInThisWorker' }, pool });
-        out.push(r.ranks.map((o) => o.value));
-      }
-      return out;
-    };
-    expect(await counts(false)).toEqual([[1, 1], [1, 1], [1, 1]]);
-    expect(await counts(true)).toEqual([[1, 1], [2, 2], [3, 3]]);
-  });
-
-  it('start replacements for the workers a launch used, ahead of the next launch, until stopWarming', async () => {
-    // The pool's size after `ms` of waiting, or as soon as it reaches `want`.
-    const sizeWithin = async (pool: WorkerPool, want: number, ms: number) => {
-      for (const end = Date.now() + ms; pool.size !== want && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
-      return pool.size;
-    };
+  it('serve launch after launch on the same workers, each loading the modules afresh', async () => {
     const pool = new WorkerPool({ memoryLimitMb: 128, precompiled: { bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS } } });
     pools.push(pool);
-    const once = () => launch({ worldSize: 2, backend: 'workers', program: { module: PROGRAM, export: 'callsInThisWorker' }, pool });
-    expect((await once()).ok).toBe(true);
-    expect(await sizeWithin(pool, 2, 10_000)).toBe(2); // two fresh ones, never lent, wait for the next launch
-    pool.stopWarming();
-    const r = await once(); // takes those two; starts none in their place
-    expect(r.ranks.map((o) => o.value)).toEqual([1, 1]);
-    expect(await sizeWithin(pool, 1, 1500)).toBe(0); // none came up in a second and a half
-    expect((await once()).ranks.map((o) => o.value)).toEqual([1, 1]); // and starts fresh ones when a launch needs them
+    const out: unknown[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await launch({ worldSize: 2, backend: 'workers', program: { module: PROGRAM, export: 'callsInThisWorker' }, pool });
+      out.push(r.ranks.map((o) => o.value));
+    }
+    expect(out).toEqual([[1, 1], [1, 1], [1, 1]]);
+    expect(pool.size).toBe(2); // no thread started after the first two
+    // Trusted modules stay loaded between launches: the module's count goes on.
+    const trusted = new WorkerPool({ memoryLimitMb: 128, precompiled: { bundle, modules } });
+    pools.push(trusted);
+    const counts: unknown[] = [];
+    for (let i = 0; i < 3; i++) counts.push((await launch({ worldSize: 2, backend: 'workers', program: { module: PROGRAM, export: 'callsInThisWorker' }, pool: trusted })).ranks.map((o) => o.value));
+    expect(counts).toEqual([[1, 1], [2, 2], [3, 3]]);
+  });
+
+  it('leave the next launch on the same worker nothing of the last one', async () => {
+    const twice = async (precompiled: PrecompiledModules) => {
+      const pool = new WorkerPool({ memoryLimitMb: 128, precompiled });
+      pools.push(pool);
+      const first = await launch({ worldSize: 2, backend: 'workers', program: { module: STASH, export: 'stash' }, pool, output: 'capture' });
+      expect(first.ok, JSON.stringify(first.ranks.map((o) => o.error?.stack))).toBe(true);
+      const second = await launch({ worldSize: 2, backend: 'workers', program: { module: STASH, export: 'recover' }, pool, output: 'capture' });
+      expect(second.ok, JSON.stringify(second.ranks.map((o) => o.error?.stack))).toBe(true);
+      expect(pool.size).toBe(2); // the same two workers served both
+      return { stashed: first.ranks[0]!.value as Record<string, string>, found: second.ranks.map((o) => (o.value as { found: unknown }).found), output: second.ranks.map((o) => o.output) };
+    };
+    const confined = await twice({ bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS } });
+    // What the first launch could not even write...
+    expect(confined.stashed).toMatchObject({ module: 'ok', global: expect.stringMatching(/^threw: .*not extensible/), timeout: expect.stringMatching(/^threw: /), immediate: expect.stringMatching(/^threw: /), searchParamsIterator: expect.stringMatching(/^threw: /), nodeTiming: expect.stringMatching(/^threw: /), tensor: expect.stringMatching(/^threw: /) });
+    // ...and what it wrote (its module state, a regex match, a mark, a pooled buffer, timers) the next launch does not find.
+    expect(confined.found).toEqual([{}, {}]);
+    // Nor do the earlier launch's timers run in it, and the console counts afresh.
+    expect(confined.output).toEqual(['launches: 1\n', 'launches: 1\n']);
+    // Without the confinement, the secret carries over.
+    const open = await twice({ bundle, modules });
+    expect(open.found[0]).toMatchObject({ module: expect.any(String), global: expect.any(String), timeout: expect.any(String) });
+    expect(open.output[0]).toMatch(/launches: 2\n[^]*of an earlier launch/);
+  });
+
+  it('leave nothing mutable within reach that two launches could share', async () => {
+    const pool = new WorkerPool({ memoryLimitMb: 128, precompiled: { bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS } } });
+    pools.push(pool);
+    const r = await launch({ worldSize: 1, backend: 'workers', program: { module: REACH, export: 'mutableReach' }, pool });
+    expect(r.ok, JSON.stringify(r.ranks.map((o) => o.error?.stack))).toBe(true);
+    expect(r.ranks[0]!.value).toEqual([]);
+    // The same walk in a worker that is not confined finds plenty: the walk can tell.
+    const open = new WorkerPool({ memoryLimitMb: 128, precompiled: { bundle, modules } });
+    pools.push(open);
+    const o = await launch({ worldSize: 1, backend: 'workers', program: { module: REACH, export: 'mutableReach' }, pool: open });
+    expect((o.ranks[0]!.value as string[]).length).toBeGreaterThan(10);
   });
 
   it('cannot change what the course code in their thread calls, reach its stdio port or see its frames', async () => {
@@ -128,6 +151,7 @@ describe('untrusted precompiled modules', () => {
       bufferPrototype: 'refused',
       ownOverride: 'own',
       errorOverride: 'assigned',
+      timerSymbols: [],
       stdioPort: [],
       // The submission's own frame, relative to its folder and source-mapped; the course's frames are one line.
       stack: expect.arrayContaining([expect.stringMatching(/^    at walls \(untrusted-walls\.ts:\d+:\d+\)$/)]),
@@ -137,6 +161,7 @@ describe('untrusted precompiled modules', () => {
     for (const line of confined.stack as string[]) expect(line).toMatch(/^    at (walls \(untrusted-walls\.ts:\d+:\d+\)|\(course code\))$/);
     const open = await walls({ bundle, modules });
     expect(open).toMatchObject({ commPrototype: 'changed', tensorPrototype: 'changed', objectPrototypeAssign: 'changed', errorPrototype: 'changed', stdioPort: ['Symbol(kPort)'] });
+    expect(open.timerSymbols).toEqual(expect.arrayContaining(['Symbol(kResourceStore)']));
     expect((open.stack as string[]).join('\n')).toContain(WALLS);
   });
 

@@ -20,6 +20,12 @@ export interface RankThread {
   post(m: FromRank, transfer?: ArrayBuffer[]): void;
   /** Runs `fn` in a task of its own, after the tasks scheduled before it this way. */
   nextTask(fn: () => void): void;
+  /**
+   * Called as each launch begins, before its program loads: a confined Node
+   * worker gives the launch fresh instances of the submission's modules and
+   * nothing an earlier launch left (precompiled-loader.cjs, freshLaunch).
+   */
+  beginLaunch?(): void;
   /** The program's module (its exports), loaded in the rank's context; errors thrown are the rank's. */
   load(init: WorkerInit): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** The thread's forced collection and finalization registry, for the device's memory points. */
@@ -50,6 +56,7 @@ export function serveRank(thread: RankThread): RankServer {
   let current: { launch: number; comm: Comm; rt: RankRuntime; end: (m: FromRank) => void } | null = null;
 
   const run = (launch: number, init: WorkerInit): void => {
+    thread.beginLaunch?.();
     const post = (m: FromRank, transfer: ArrayBuffer[] = []) => thread.post(m, transfer);
     let idleScheduled = false;
     // Tell the fabric when this rank has nothing left to do but wait: after a

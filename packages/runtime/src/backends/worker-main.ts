@@ -20,6 +20,13 @@ const port = (workerData as { port?: MessagePort } | null)?.port ?? null;
 const requireModule = createRequire(import.meta.url);
 // Kept now: a worker that runs untrusted code loses the `process` global before its first launch (precompiled-loader.cjs, confine).
 const { stdout, stderr } = process;
+// The precompiled-module loader, if this worker's boot installed it (looked up, never loaded here): in a confined
+// worker its freshLaunch() gives each launch fresh instances of the submission's modules and resets what a launch
+// could leave behind for the next.
+const loader = requireModule.cache[requireModule.resolve('../loading/precompiled-loader.cjs')]?.exports as { freshLaunch(): void } | undefined;
+// The rank's own tasks are scheduled with Node's setImmediate as it was before confinement (which tracks the timers
+// a launch leaves), so that none is counted among them.
+const immediate = setImmediate;
 
 // The device's allocation hooks and forced collection are set up before any rank code runs here
 // (and before a confined worker freezes the globals: the wrappers are what gets frozen).
@@ -31,7 +38,8 @@ if (port) {
   installAllocationHooks();
   const rank = serveRank({
     post: (m, transfer = []) => port.postMessage(m, transfer),
-    nextTask: (fn) => void setImmediate(fn),
+    nextTask: (fn) => void immediate(fn),
+    beginLaunch: () => loader?.freshLaunch(),
     // Through the require hook that loaded this module (tsx's, or precompiled-loader.cjs: see pool.ts), as CommonJS.
     load: (init) => {
       try {

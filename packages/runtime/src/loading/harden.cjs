@@ -96,6 +96,10 @@ function tameOverrides(proto) {
 /**
  * A console whose output goes through `write(stream, text)` only: it holds no
  * stream, so nothing reached from it leads to the worker's stdio port.
+ * Returns the console (frozen: its methods and nothing else) and `renew`,
+ * which puts a new Node Console behind it: the counters of console.count,
+ * the timers of console.time and the group indentation are the Console's
+ * own state, which one launch must not leave to the next.
  */
 function confinedConsole(stdout, stderr) {
   const { Console } = require('node:console');
@@ -104,13 +108,19 @@ function confinedConsole(stdout, stderr) {
   const sink = (stream) => Object.freeze({ write: (chunk, encoding, callback) => stream.write(chunk, encoding, callback), once: none, on: none, removeListener: none, off: none, listenerCount: () => 1 });
   const out = sink(stdout);
   const err = sink(stderr);
-  const c = new Console({ stdout: out, stderr: err, colorMode: false });
-  // What the submission may call: the methods, bound, on an object with nothing else.
+  const make = () => new Console({ stdout: out, stderr: err, colorMode: false });
+  let c = make();
+  // What the submission may call: the methods, each calling the Console of the moment, on an object with nothing else.
   const methods = Object.create(null);
   for (const name of ['log', 'info', 'debug', 'warn', 'error', 'dir', 'table', 'trace', 'assert', 'count', 'countReset', 'group', 'groupCollapsed', 'groupEnd', 'time', 'timeEnd', 'timeLog']) {
-    if (typeof c[name] === 'function') methods[name] = c[name].bind(c);
+    if (typeof c[name] === 'function') methods[name] = (...args) => c[name](...args);
   }
-  return Object.freeze(methods);
+  return {
+    console: Object.freeze(methods),
+    renew: () => {
+      c = make();
+    },
+  };
 }
 
 /**

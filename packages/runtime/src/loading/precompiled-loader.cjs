@@ -45,6 +45,10 @@ const loadedCourseExports = [];
 let courseModules = [];
 // The submission's folder, whose frames alone stack traces show once confined.
 let untrustedRoot = null;
+// The compiled modules' paths (the submission's files): freshLaunch() drops them from the module cache.
+let compiledFiles = [];
+// What freshLaunch() resets once the thread is confined (confine() sets them).
+let launchState = null;
 
 /**
  * Installs the loader in this thread: `bundle` is the path of a bundle made
@@ -58,6 +62,7 @@ function install({ bundle, bundleCode, modules = {}, untrusted } = {}) {
   const bundled = loadedBundle.modules;
   courseModules = (loadedBundle.course ?? []).filter((m) => own.call(bundled, m)).map((m) => bundled[m]);
   untrustedRoot = untrusted?.root ? path.resolve(untrusted.root) : null;
+  compiledFiles = Object.keys(modules);
 
   // Compiled modules carry inline source maps: stack traces then name the TypeScript lines.
   if (Object.keys(modules).length > 0) process.setSourceMapsEnabled(true);
@@ -267,7 +272,7 @@ function confine() {
   for (let proto = Object.getPrototypeOf(port1); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) Object.freeze(proto);
   port1.close();
   port2.close();
-  const console = confinedConsole(stdout, stderr);
+  const { console, renew: renewConsole } = confinedConsole(stdout, stderr);
   const prepare = untrustedRoot ? submissionStackTraces(untrustedRoot) : undefined;
   // The course's modules, evaluated while the thread still has everything they need at load time.
   const course = courseModules.map((load) => load());
@@ -293,25 +298,185 @@ function confine() {
       delete globalThis[key];
     }
   }
+  // Buffer's shared pool: the small buffers of every launch would be slices of one ArrayBuffer, which
+  // each of them hands out whole (`buf.buffer`). With no pool, each buffer has an ArrayBuffer of its own.
+  // And Buffer.allocUnsafe's memory is not cleared: it could still hold the bytes of a buffer an earlier
+  // launch let go. Here it is Buffer.alloc's, zero-filled.
+  // The global Buffer is the tensor meter's wrapper (Node's own code keeps the original): both change.
+  for (const B of new Set([globalThis.Buffer, require('node:buffer').Buffer])) {
+    if (typeof B !== 'function') continue;
+    B.poolSize = 0;
+    B.allocUnsafe = function allocUnsafe(size) {
+      return B.alloc(size);
+    };
+    B.allocUnsafeSlow = function allocUnsafeSlow(size) {
+      return B.alloc(size);
+    };
+  }
+  // Timers, whose callbacks are kept until freshLaunch() clears those a launch left.
+  const clearTimers = trackTimers();
   // Every global binding, read-only; every value reached from one, frozen.
   for (const key of Reflect.ownKeys(globalThis)) {
     const d = Reflect.getOwnPropertyDescriptor(globalThis, key);
-    if (!d || !d.configurable) continue;
+    if (!d) continue;
+    // A binding that cannot be redefined may still be writable (`gc`, with --expose-gc): that much can go.
+    if (!d.configurable) {
+      if (d.writable) Object.defineProperty(globalThis, key, { writable: false });
+      continue;
+    }
     if ('value' in d) Object.defineProperty(globalThis, key, { value: d.value, writable: false, configurable: false, enumerable: d.enumerable });
     else Object.defineProperty(globalThis, key, { get: d.get, set: undefined, configurable: false, enumerable: d.enumerable });
   }
+  // The values of the global bindings, and the functions of those that are accessors (a getter Node could
+  // not redefine, such as `performance`'s, is an object a launch could write to like any other).
   const globals = Reflect.ownKeys(globalThis).flatMap((key) => {
     const d = Reflect.getOwnPropertyDescriptor(globalThis, key);
-    const value = !d ? undefined : 'value' in d ? d.value : d.get?.call(globalThis);
-    return value === globalThis ? [] : [value];
+    if (!d) return [];
+    const values = 'value' in d ? [d.value] : [d.get, d.set, d.get?.call(globalThis)];
+    return values.filter((v) => v !== globalThis);
   });
+  // And the global object's own prototypes.
+  for (let p = Object.getPrototypeOf(globalThis); p; p = Object.getPrototypeOf(p)) globals.push(p);
   // Prototypes no global names.
   const hidden = [async () => {}, function* () {}, async function* () {}].map((f) => Object.getPrototypeOf(f));
   const iterators = [[][Symbol.iterator](), new Map()[Symbol.iterator](), new Set()[Symbol.iterator](), ''[Symbol.iterator](), /x/[Symbol.matchAll]('')].map((i) => Object.getPrototypeOf(i));
-  harden(...globals, ...hidden, ...iterators, ...course, ...loadedCourseExports);
+  harden(...globals, ...hidden, ...iterators, TimerHandle, ...hostPrototypes(), ...course, ...loadedCourseExports);
   loadedCourseExports.length = 0;
   // For the runtime: a WorkerPool made here would start workers that are not confined (pool.ts).
   Object.defineProperty(globalThis, Symbol.for('dtlab.confined'), { value: true, writable: false, configurable: false });
+  // No new global: one launch could leave a value there for the next.
+  Object.preventExtensions(globalThis);
+  launchState = { clearTimers, renewConsole };
 }
 
-module.exports = { install, confine, bundleCode, bundleCodeFor, bundleStatus };
+/**
+ * Prototypes of objects Node's globals hand out whose classes no global
+ * names (URLSearchParams' iterator, performance.nodeTiming's class...):
+ * reached from an instance, they would be as shared and as mutable as an
+ * unfrozen intrinsic. (Timers hand out TimerHandles: see trackTimers.)
+ */
+function hostPrototypes() {
+  const protos = [];
+  const add = (x) => {
+    for (let p = Object.getPrototypeOf(x); p && p !== Object.prototype; p = Object.getPrototypeOf(p)) protos.push(p);
+  };
+  if (typeof URLSearchParams === 'function') {
+    const q = new URLSearchParams('a=1');
+    add(q.entries());
+    add(q.keys());
+    add(q.values());
+  }
+  // performance.nodeTiming: an instance of a class no global names, made once per thread.
+  const timing = typeof performance === 'object' && performance !== null ? performance.nodeTiming : undefined;
+  if (timing !== null && typeof timing === 'object') {
+    protos.push(timing);
+    add(timing);
+  }
+  return protos;
+}
+
+/**
+ * What a confined thread's setTimeout, setImmediate and setInterval return:
+ * a handle with the methods of Node's Timeout and Immediate (ref, unref,
+ * hasRef, refresh, and a Timeout's number), holding the real one out of
+ * reach. Node's timer objects carry the async context they were made in (a
+ * symbol property), which in a rank is its runtime's meter, and link to the
+ * other pending timers of the thread.
+ */
+class TimerHandle {
+  #real;
+  constructor(real) {
+    this.#real = real;
+  }
+  ref() {
+    this.#real.ref();
+    return this;
+  }
+  unref() {
+    this.#real.unref();
+    return this;
+  }
+  hasRef() {
+    return this.#real.hasRef();
+  }
+  refresh() {
+    if (typeof this.#real.refresh === 'function') this.#real.refresh();
+    return this;
+  }
+  [Symbol.toPrimitive]() {
+    const p = this.#real[Symbol.toPrimitive];
+    return typeof p === 'function' ? p.call(this.#real) : NaN;
+  }
+  /** The real timer behind `h`, or `h` itself (a Timeout's number, say). */
+  static real(h) {
+    return h !== null && typeof h === 'object' && #real in h ? h.#real : h;
+  }
+}
+
+/**
+ * Wraps the global timer functions: they hand out TimerHandles, call back
+ * with the handle as `this`, and keep the timers still pending, which the
+ * returned function clears. A timeout or immediate that has run is forgotten.
+ */
+function trackTimers() {
+  const pending = new Map();
+  const wrap = (name, set, clear, once) => {
+    const setter = {
+      [name](callback, ...rest) {
+        if (typeof callback !== 'function') return set(callback, ...rest); // Node's own error
+        let handle;
+        const real = set(function (...args) {
+          if (once) pending.delete(real);
+          return Reflect.apply(callback, handle, args);
+        }, ...rest);
+        handle = new TimerHandle(real);
+        pending.set(real, clear);
+        return handle;
+      },
+    }[name];
+    const clearName = name.replace(/^set/, 'clear');
+    const clearer = {
+      [clearName](h) {
+        const real = TimerHandle.real(h);
+        pending.delete(real);
+        return clear(real);
+      },
+    }[clearName];
+    return [setter, clearer];
+  };
+  const g = globalThis;
+  [g.setTimeout, g.clearTimeout] = wrap('setTimeout', g.setTimeout, g.clearTimeout, true);
+  if (typeof g.setImmediate === 'function') [g.setImmediate, g.clearImmediate] = wrap('setImmediate', g.setImmediate, g.clearImmediate, true);
+  [g.setInterval, g.clearInterval] = wrap('setInterval', g.setInterval, g.clearInterval, false);
+  return () => {
+    for (const [real, clear] of pending) clear(real);
+    pending.clear();
+  };
+}
+
+/**
+ * Gives the next launch of this confined thread what a thread that never
+ * ran anything would give it: the submission's modules load again (fresh
+ * instances, none of the last launch's state), no timer of an earlier launch
+ * is left to run, and the little mutable state that JavaScript and Node keep
+ * per thread outside any object a launch made (RegExp's legacy match
+ * properties, the console's counters and timers, performance marks) is
+ * reset. Everything else two launches could both reach is frozen (confine)
+ * and the global object takes no new property. A no-op in a thread that is
+ * not confined.
+ */
+function freshLaunch() {
+  if (!launchState) return;
+  launchState.clearTimers();
+  for (const file of compiledFiles) delete Module._cache[file];
+  // RegExp.$1..$9, lastMatch, input...: the last successful match of the thread, reset by one on ''.
+  /(?:)/.exec('');
+  launchState.renewConsole();
+  if (typeof performance === 'object' && performance !== null) {
+    performance.clearMarks?.();
+    performance.clearMeasures?.();
+    performance.clearResourceTimings?.();
+  }
+}
+
+module.exports = { install, confine, freshLaunch, bundleCode, bundleCodeFor, bundleStatus };

@@ -32,6 +32,13 @@ export async function walls(comm: Comm): Promise<Record<string, unknown>> {
   own['toString'] = () => 'own';
   const err = new Error();
   err.message = 'assigned';
+  // A Node timer carries the async context it was made in (a rank's runtime and meter) under a symbol.
+  const timer = setTimeout(() => undefined, 0);
+  clearTimeout(timer);
+  const timerThis = await new Promise<unknown>((r) => setTimeout(function (this: unknown) {
+    r(this);
+  }, 0));
+  const symbolsOf = (x: unknown) => (x !== null && typeof x === 'object' ? Object.getOwnPropertySymbols(x).map(String) : []);
   return {
     // Each assignment puts back what was there, so that the unconfined run, where they succeed, still works.
     commPrototype: change(() => void (proto(comm)['send'] = proto(comm)['send'])),
@@ -48,6 +55,7 @@ export async function walls(comm: Comm): Promise<Record<string, unknown>> {
     bufferPrototype: change(() => void ((Uint8Array.prototype as unknown as Bag)['extra'] = 1)),
     ownOverride: String(own),
     errorOverride: err.message,
+    timerSymbols: [...symbolsOf(timer), ...symbolsOf(timerThis)].filter((s) => s.includes('Resource') || s.includes('async')),
     stdioPort: stdout ? Object.getOwnPropertySymbols(stdout).map(String).filter((s) => s.includes('Port')) : [],
     stack: (new Error('here').stack ?? '').split('\n').slice(1),
     sum: (t.add(t) as Tensor).sum().item(),
