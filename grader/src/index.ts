@@ -2,7 +2,7 @@
  * @dtlab/grader: the API that check modules are written against. A check
  * module imports its types and helpers from here (`CheckContext`, `CheckFn`,
  * `CheckFailure`...), and a rank program the helpers that run beside the
- * submission in a rank worker (`programPath`, `loadExport`). It is small on
+ * submission in a rank worker (`programPath`, `loadExport`, `withWhatItLeft`). It is small on
  * purpose: rank workers load it next to the submission.
  *
  * The grading engine (grading one submission, rubrics, manifests, the policy,
@@ -11,4 +11,5 @@
 export { CheckFailure, CheckTimeout, DEFAULT_TOLERANCE, type CheckContext, type CheckFn, type CheckModule, type Divergence, type RunSpec, type ProgramSpec, type ExpectCloseOptions, type SharedRuns, type ValueShape } from './check-api.ts';
 export { programPath, loadExport } from './program.ts';
 export { fenceTags, fencer, splitPhases, type RankPhases } from './fences.ts';
+export { withWhatItLeft } from './in-flight.ts';
 export type { Manifest, ManifestCheck } from './manifest.ts';

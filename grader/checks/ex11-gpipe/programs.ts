@@ -8,7 +8,7 @@
  */
 import { profile, type Comm } from '@dtlab/runtime';
 import { Tensor, flattenTensors, nn, ones, optim, tensor, zeros } from '@dtlab/tensor';
-import { loadExport, type ValueShape } from '@dtlab/grader';
+import { loadExport, withWhatItLeft, type ValueShape } from '@dtlab/grader';
 import { batchOf, makeStage, type PipelineSpec } from './data.ts';
 
 /** The submission's step, as the rank programs call it. */
@@ -100,11 +100,7 @@ export async function timedStep(comm: Comm, entry: string, spec: PipelineSpec, e
   opt.zeroGrad();
   await comm.barrier();
   // Background work the step never waited for is waited inside the region, so its time counts.
-  const loss = await profile.region(stepLabel(key), async () => {
-    const l = await step(comm, stage, part, spec.microBatches);
-    await comm.waitAll();
-    return l;
-  });
+  const loss = await profile.region(stepLabel(key), () => withWhatItLeft(comm, () => step(comm, stage, part, spec.microBatches)));
   const missing: string[] = [];
   params.forEach((p, i) => {
     if (!(p.grad instanceof Tensor)) missing.push(`step 1: parameter ${i} of the stage`);

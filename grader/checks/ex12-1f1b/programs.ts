@@ -14,7 +14,7 @@
  */
 import { memory, profile, type Comm } from '@dtlab/runtime';
 import { Tensor, flattenTensors, nn, ones, optim, tensor, zeros } from '@dtlab/tensor';
-import { loadExport, type ValueShape } from '@dtlab/grader';
+import { loadExport, withWhatItLeft, type ValueShape } from '@dtlab/grader';
 import { batchOf, makeStage, type PipelineSpec } from './data.ts';
 
 /** The submission's step, as the rank programs call it. */
@@ -140,11 +140,7 @@ export async function timedStep(comm: Comm, entry: string, spec: PipelineSpec, e
   count.reset();
   await comm.barrier();
   // Background work the step never waited for is waited inside the region, so its time counts.
-  const loss = await profile.region(stepLabel(key), async () => {
-    const l = await step(comm, stage, part, spec.microBatches);
-    await comm.waitAll();
-    return l;
-  });
+  const loss = await profile.region(stepLabel(key), () => withWhatItLeft(comm, () => step(comm, stage, part, spec.microBatches)));
   const out: TrainingResult = { grads: [], params: [], losses: zeros([0]), inFlight: zeros([0]), missing: [] };
   const losses: number[] = [];
   const inFlight: number[] = [];
