@@ -3,7 +3,8 @@
  * optimum does not depend on E, so nothing else tells a fit of the runs from
  * one that took Chinchilla's 1.69. At grading seed 2 the corpus's
  * holds-the-floor-at-chinchilla fits exponents within tolerance on every
- * drawn surface (it scored 12 of 12 before E was checked).
+ * drawn surface (it scored 12 of 12 there before E was checked, on the
+ * surfaces drawn before they came in pairs).
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -19,6 +20,5 @@ describe('ex15 drawn-fits', () => {
     expect(fits.status).toBe('failed');
     expect(fits.message).toMatch(/fitted E = 1\.69 from 64 runs .* but the surface they were drawn from has \d/);
     expect(fits.message).not.toMatch(/fitted [αβ] =/);
-    expect(rubric.checks.find((c) => c.id === 'drawn-plans')!.status).toBe('passed');
   }, 120_000);
 });

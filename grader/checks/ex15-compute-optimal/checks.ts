@@ -16,7 +16,7 @@
  *   in N and in D, with 6·N·D ≤ C.
  */
 import { programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
-import { CHINCHILLA, PUBLIC_PLAN_FLOPS, Z_TOLERANCE, drawPublicLaw, drawRuns, exponentErrors, fitCovariance, logParamsError, optimum, type ScalingLaw } from './data.ts';
+import { CHECKED, CHINCHILLA, PUBLIC_PLAN_FLOPS, Z_TOLERANCE, checkedErrors, drawPublicLaw, drawRuns, fitCovariance, logParamsError, optimum, type ScalingLaw } from './data.ts';
 import { answersShape, type AllocationOut, type Answers, type FitCase, type OptimumCase } from './programs.ts';
 
 const ENTRY = 'src/compute-optimal.ts';
@@ -75,8 +75,8 @@ export function expectFits(ctx: CheckContext, laws: ScalingLaw[], cases: FitCase
   laws.forEach((law, i) => {
     const cov = fitCovariance(law, cases[i]!.runs);
     // The floor too: the optimum does not depend on it, so only this says that a fit assumed it (Chinchilla's 1.69, say).
-    const se = { E: Math.sqrt(cov[0]![0]!), ...exponentErrors(cov) };
-    for (const k of ['E', 'alpha', 'beta'] as const) {
+    const se = checkedErrors(cov);
+    for (const k of CHECKED) {
       const tol = Z_TOLERANCE * se[k];
       if (!(Math.abs(got[i]![k] - law[k]) <= tol)) {
         ctx.fail(

@@ -80,6 +80,44 @@ export function drawLaw(seed: number, runSeed: number, accept: (law: ScalingLaw,
   throw new Error(`drawLaw(${seed}): no surface in 10000 draws met the conditions; the ranges in drawLaw are inconsistent`);
 }
 
+/** The constants a fit is checked on, with the standard error of each in a fit's covariance. */
+export const CHECKED = ['E', 'alpha', 'beta'] as const;
+export type Checked = (typeof CHECKED)[number];
+
+/** The standard errors of the fitted E, α and β. */
+export function checkedErrors(cov: number[][]): Record<Checked, number> {
+  return { E: Math.sqrt(cov[0]![0]!), ...exponentErrors(cov) };
+}
+
+/** How much farther apart than their two tolerances the two surfaces of a pair are (drawSeparatedPair). */
+export const SEPARATION_MARGIN = 1.2;
+
+/**
+ * Two hidden surfaces (drawLaw) whose values of each of `keys` are farther
+ * apart than the two fits' tolerances together (Z_TOLERANCE standard errors
+ * of each, for its runs), times SEPARATION_MARGIN. A fit that holds one of
+ * those constants at any one value instead of fitting it is then outside the
+ * tolerance of at least one of the two: no value is within both. The first
+ * surface is drawn again (from the next seed) if no second one fits it.
+ */
+export function drawSeparatedPair(seed: number, runSeeds: [number, number], keys: readonly Checked[]): [ScalingLaw, ScalingLaw] {
+  const gen = new Generator(seed);
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const first = drawLaw(gen.nextUint32(), runSeeds[0]);
+    const tolFirst = checkedErrors(fitCovariance(first, drawRuns(runSeeds[0], first)));
+    try {
+      const second = drawLaw(gen.nextUint32(), runSeeds[1], (law, _runs, cov) => {
+        const tol = checkedErrors(cov);
+        return keys.every((k) => Math.abs(law[k] - first[k]) > SEPARATION_MARGIN * Z_TOLERANCE * (tol[k] + tolFirst[k]));
+      });
+      return [first, second];
+    } catch {
+      // no second surface far enough from this first one: another first one
+    }
+  }
+  throw new Error(`drawSeparatedPair(${seed}): no pair of surfaces apart in ${keys.join(', ')} in 20 tries`);
+}
+
 /** The budget the public plan is made for: 10^22 FLOPs. */
 export const PUBLIC_PLAN_FLOPS = 1e22;
 

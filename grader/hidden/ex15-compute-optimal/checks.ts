@@ -8,21 +8,25 @@
 import type { CheckContext, CheckFn } from '@dtlab/grader';
 import { Generator } from '@dtlab/tensor';
 import { answer, expectFits, expectOptima, expectPlans } from '../../checks/ex15-compute-optimal/checks.ts';
-import { drawBudget, drawLaw, drawRuns, type ScalingLaw } from '../../checks/ex15-compute-optimal/data.ts';
+import { drawBudget, drawLaw, drawRuns, drawSeparatedPair, type ScalingLaw } from '../../checks/ex15-compute-optimal/data.ts';
 import type { Answers, FitCase, OptimumCase } from '../../checks/ex15-compute-optimal/programs.ts';
 
-/** Four drawn surfaces, 64 runs of each and a budget to plan; shared by the fit and plan checks. */
+/**
+ * Four drawn surfaces, 64 runs of each and a budget to plan; shared by the
+ * fit and plan checks. Two pairs (drawSeparatedPair): the first two surfaces
+ * are apart in α and β, the last two in E, each by more than the two fits'
+ * tolerances, so that a fit holding any of the three at a value of its
+ * choosing fails on one surface of a pair, whatever the value.
+ */
 function drawnFits(ctx: CheckContext): Promise<{ laws: ScalingLaw[]; cases: FitCase[]; got: Answers }> {
   return ctx.shared('ex15 drawn fits', async () => {
     const gen = new Generator(ctx.seedFor('budgets'));
-    const laws: ScalingLaw[] = [];
-    const cases: FitCase[] = [];
-    for (let i = 0; i < 4; i++) {
-      const runSeed = ctx.seedFor('runs', i);
-      const law = drawLaw(ctx.seedFor('law', i), runSeed);
-      laws.push(law);
-      cases.push({ runs: drawRuns(runSeed, law), flops: drawBudget(gen) });
-    }
+    const runSeeds = [0, 1, 2, 3].map((i) => ctx.seedFor('runs', i));
+    const laws: ScalingLaw[] = [
+      ...drawSeparatedPair(ctx.seedFor('law', 0), [runSeeds[0]!, runSeeds[1]!], ['alpha', 'beta']),
+      ...drawSeparatedPair(ctx.seedFor('law', 1), [runSeeds[2]!, runSeeds[3]!], ['E']),
+    ];
+    const cases: FitCase[] = laws.map((law, i) => ({ runs: drawRuns(runSeeds[i]!, law), flops: drawBudget(gen) }));
     return { laws, cases, got: await answer(ctx, cases, []) };
   });
 }
