@@ -32,6 +32,10 @@ export const DETERMINISTIC_V8_FLAGS: readonly string[] = Object.freeze(['--no-co
 // (in contexts made afterwards), which reports at once what a collection freed (tensor meter, liveness.ts).
 const FLAGS = [...DETERMINISTIC_V8_FLAGS, '--expose-gc', '--harmony-weak-refs-with-cleanup-some'];
 
+// The contexts the collector and the registry class come from compile no code from strings: their Function
+// constructor is reachable from what they hand out, and would otherwise compile code where the thread's cannot.
+const NO_CODE_FROM_STRINGS: vm.RunningCodeInNewContextOptions = { contextCodeGeneration: { strings: false, wasm: false } };
+
 let flagsSet = false;
 let gcFn: (() => void) | undefined;
 let registry: RegistryWithCleanup | undefined;
@@ -48,7 +52,7 @@ export function fullCollection(): () => void {
   if (!gcFn) {
     setDeterministicFlags();
     // --expose-gc puts gc() on the global object of contexts made from now on.
-    gcFn = vm.runInNewContext('gc') as () => void;
+    gcFn = vm.runInNewContext('gc', {}, NO_CODE_FROM_STRINGS) as () => void;
   }
   return gcFn;
 }
@@ -61,7 +65,7 @@ export function fullCollection(): () => void {
 export function cleanupRegistry(): RegistryWithCleanup | undefined {
   if (!registry) {
     setDeterministicFlags();
-    const R = vm.runInNewContext('FinalizationRegistry') as RegistryWithCleanup & { prototype: Record<string, unknown> };
+    const R = vm.runInNewContext('FinalizationRegistry', {}, NO_CODE_FROM_STRINGS) as RegistryWithCleanup & { prototype: Record<string, unknown> };
     if (typeof R.prototype.cleanupSome === 'function') registry = R;
   }
   return registry;

@@ -11,9 +11,28 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setMeterScope, type MeterContext, type MeterScope } from '@dtlab/tensor/meter';
 
+/**
+ * What the async context holds: a ticket whose context only this module can
+ * read. Node keeps an AsyncLocalStorage's store on every promise and timer
+ * made under it, as a symbol property any code can list
+ * (`Object.getOwnPropertySymbols(Promise.resolve())`), so the store must not
+ * be the context itself: a rank's code would reach its meter through any
+ * promise and could rewrite its clocks, its op table and its memory peak.
+ */
+class Ticket {
+  readonly #ctx: MeterContext;
+  constructor(ctx: MeterContext) {
+    this.#ctx = ctx;
+    Object.freeze(this);
+  }
+  static contextOf(t: Ticket | undefined): MeterContext | undefined {
+    return t === undefined ? undefined : t.#ctx;
+  }
+}
+
 /** The scope the runtime installs in every thread that runs ranks. */
 class RankScope implements MeterScope {
-  private readonly storage = new AsyncLocalStorage<MeterContext>();
+  private readonly storage = new AsyncLocalStorage<Ticket>();
   /**
    * On a rank worker, the rank's main context while a launch runs: code
    * that reaches the thread without an async context (a callback some API
@@ -22,11 +41,11 @@ class RankScope implements MeterScope {
   fallback: MeterContext | undefined = undefined;
 
   current(): MeterContext | undefined {
-    return this.storage.getStore() ?? this.fallback;
+    return Ticket.contextOf(this.storage.getStore()) ?? this.fallback;
   }
 
   run<T>(ctx: MeterContext, fn: () => T): T {
-    return this.storage.run(ctx, fn);
+    return this.storage.run(new Ticket(ctx), fn);
   }
 }
 

@@ -38,6 +38,13 @@ export async function walls(comm: Comm): Promise<Record<string, unknown>> {
   const timerThis = await new Promise<unknown>((r) => setTimeout(function (this: unknown) {
     r(this);
   }, 0));
+  // And so does every promise: what its async-context store leads to must not be the rank's meter.
+  const promise = Promise.resolve() as unknown as Bag;
+  const stores = Object.getOwnPropertySymbols(promise).filter((s) => String(s).includes('Resource'));
+  const leadsToMeter = stores.some((s) => {
+    const v = promise[s];
+    return v !== null && typeof v === 'object' && Reflect.ownKeys(v).some((k) => k === 'meter' || k === 'stream');
+  });
   const symbolsOf = (x: unknown) => (x !== null && typeof x === 'object' ? Object.getOwnPropertySymbols(x).map(String) : []);
   return {
     // Each assignment puts back what was there, so that the unconfined run, where they succeed, still works.
@@ -55,6 +62,7 @@ export async function walls(comm: Comm): Promise<Record<string, unknown>> {
     bufferPrototype: change(() => void ((Uint8Array.prototype as unknown as Bag)['extra'] = 1)),
     ownOverride: String(own),
     errorOverride: err.message,
+    promiseStore: stores.length > 0 ? (leadsToMeter ? 'the meter' : 'opaque') : 'none',
     timerSymbols: [...symbolsOf(timer), ...symbolsOf(timerThis)].filter((s) => s.includes('Resource') || s.includes('async')),
     stdioPort: stdout ? Object.getOwnPropertySymbols(stdout).map(String).filter((s) => s.includes('Port')) : [],
     stack: (new Error('here').stack ?? '').split('\n').slice(1),
