@@ -10,8 +10,7 @@
  * the batch (every process it ran, the batch process included) against the
  * CPU seconds of the same checks on the same submissions run alone in this
  * process (bench/floor.ts: no copy, policy, grading process, permission
- * model, rank workers started per grading, or rubric), measured after a
- * warm-up pass.
+ * model, fresh workers or rubric), measured after a warm-up pass.
  * CPU seconds, unlike wall time, mostly hold on a machine that other work
  * keeps busy.
  *

@@ -53,7 +53,7 @@ export function autograde(exercise: Exercise, root: string): AutogradeOutcome {
   // Overlay: submitted files replace the starter's, files not submitted stay as the starter has them.
   cpSync(src, join(exercise.dir, 'src'), { recursive: true, force: true, filter: (p) => !lstatSync(p).isSymbolicLink() && !p.includes('node_modules') });
   const cli = join(GRADER_DIR, 'src', 'cli', 'grade.ts');
-  // --submission: the uploaded work, in the exercise folder it was laid over.
+  // --submission: graded as another person's work (fresh rank workers for every launch), as batch grading does.
   const r = spawnSync(process.execPath, ['--import', 'tsx', cli, exercise.manifest.id, '--submission', exercise.dir, '--format', 'gradescope', '--out', resultsFile], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1' },

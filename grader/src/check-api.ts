@@ -69,11 +69,10 @@ export interface RunSpec {
   /** What every rank's program returns; a rank whose value does not match fails the check (see ValueShape). */
   returns?: ValueShape;
   /**
-   * Run on rank threads that nothing ran on before. Every launch loads the
-   * submission afresh and meets none of an earlier launch's state anyway;
-   * this is for a launch whose figures or whose point depend on a thread as
-   * it starts (memory measured from an empty heap; a checkpoint loaded into a
-   * fresh optimizer, where the whole claim is that nothing else carries over).
+   * Run on rank workers that nothing ran on before, even when the grading
+   * reuses workers (a student's own `pnpm grade`): for a launch that must not
+   * meet anything an earlier launch left in a worker (a checkpoint that is
+   * loaded into a fresh optimizer, say).
    */
   freshWorkers?: boolean;
   /**

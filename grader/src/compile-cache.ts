@@ -177,7 +177,7 @@ export function bundleContents(): { packages: string[]; modules: string[] } {
  * grading then fails closed rather than run the submission unconfined
  * (gradeSubmission).
  */
-export async function precompiledFor(submissionDir: string, allowedImports: readonly string[] | null): Promise<PrecompiledModules | null> {
+export async function precompiledFor(submissionDir: string, allowedImports: readonly string[] | null, reuseWorkers = false): Promise<PrecompiledModules | null> {
   const bundle = workerBundle();
   if (!bundle) return null;
   const src = join(submissionDir, 'src');
@@ -185,7 +185,7 @@ export async function precompiledFor(submissionDir: string, allowedImports: read
   const files = sourcePaths(src);
   try {
     const modules = await compileModules(files, { tsconfig: COURSE_TSCONFIG });
-    return { bundle, modules, ...(allowedImports ? { untrusted: { allow: [...allowedImports], root: realpathSync(submissionDir) } } : {}) };
+    return { bundle, modules, ...(allowedImports ? { untrusted: { allow: [...allowedImports], root: realpathSync(submissionDir), reuseWorkers } } : {}) };
   } catch {
     // esbuild itself failed (what a file holds never throws): not the submission's fault; the grading fails closed.
     return null;

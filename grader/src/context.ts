@@ -22,11 +22,11 @@ export class Context extends CheckContextBase {
     seed: number,
     checkId: string,
     private readonly submissionDir: string,
-    /** Rank workers shared by every launch of the grading process (a pool per launch when absent). */
+    /** Rank workers shared by every launch of the grading process (fresh workers per launch when absent). */
     private readonly pool?: WorkerPool,
     /** What the checks of this grading run share. */
     sharedRuns: SharedRuns = new Map(),
-    /** A new pool like `pool`, whose workers never ran anything (RunSpec.freshWorkers); closed after the launch. */
+    /** A pool like `pool` whose workers never ran anything (RunSpec.freshWorkers); closed after the launch unless it is `pool`. */
     private readonly freshPool?: () => WorkerPool,
   ) {
     super(manifest, seed, checkId, sharedRuns);
@@ -50,7 +50,7 @@ export class Context extends CheckContextBase {
   }
 
   async run(spec: RunSpec): Promise<LaunchResult> {
-    // Fresh workers: a pool whose threads never ran anything (the shared one lends threads that ran earlier launches).
+    // Fresh workers: a pool whose workers never ran the submission (the shared one may lend workers that did).
     const pool = spec.freshWorkers && this.freshPool ? this.freshPool() : this.pool;
     const result = await launch({
       worldSize: spec.worldSize,

@@ -45,12 +45,12 @@ async function main(given?: GradingJob): Promise<void> {
   await receiveKey();
   const job = given ?? (JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as GradingJob);
   const manifest = job.manifest;
-  // One pool of rank workers for every launch of every check: workers start once, without tsx when they can,
-  // and each launch loads the submission's modules afresh in them (WorkerPool, untrusted modules).
+  // One pool of rank workers for every launch of every check: workers start once, without tsx when they can.
   const poolOptions = { memoryLimitMb: manifest.memoryLimitMb ?? 256, ...(job.precompiled ? { precompiled: job.precompiled } : {}) };
   const pool = new WorkerPool(poolOptions);
-  // For a launch that must meet threads that never ran anything (RunSpec.freshWorkers): a pool of its own.
-  const freshPool = () => new WorkerPool(poolOptions);
+  // For a launch that must meet workers that never ran anything: a pool of its own, unless the shared
+  // pool lends each worker once anyway (a grading of someone else's work) and starts replacements ahead.
+  const freshPool = pool.lendsOnce ? () => pool : () => new WorkerPool(poolOptions);
   // Workers start in the background, while the policy is checked (a worker loads the course and
   // is confined; no submission module loads before a launch asks for it); the first check takes
   // the first ones up. A start that fails is reported by the launch that needed the worker.
@@ -70,6 +70,9 @@ async function main(given?: GradingJob): Promise<void> {
   const shared: SharedRuns = new Map();
   for (const id of job.checkIds) {
     const check = manifest.checks.find((c) => c.id === id)!;
+    // The last check's launches take the workers already up, and start more only as they need them:
+    // replacements started ahead after its last launch would be stopped unused.
+    if (id === job.checkIds.at(-1)) pool.stopWarming();
     await send({ type: 'check-started', id });
     const result = await runCheck(job, manifest, id, check.visibility === 'public' ? modules.public : modules.hidden, pool, shared, freshPool);
     await send({ type: 'check-done', result });

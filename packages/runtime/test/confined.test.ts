@@ -72,8 +72,42 @@ describe('untrusted precompiled modules', () => {
     }
   });
 
-  it('serve launch after launch on the same workers, each loading the modules afresh', async () => {
+  it('run each launch on workers that never ran them before, unless reuseWorkers', async () => {
+    const counts = async (reuseWorkers: boolean) => {
+      const pool = new WorkerPool({ memoryLimitMb: 128, precompiled: { bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS, reuseWorkers } } });
+      pools.push(pool);
+      expect(pool.lendsOnce).toBe(!reuseWorkers);
+      const out: unknown[] = [];
+      for (let i = 0; i < 3; i++) {
+        const r = await launch({ worldSize: 2, backend: 'workers', program: { module: PROGRAM, export: 'callsInThisWorker' }, pool });
+        out.push(r.ranks.map((o) => o.value));
+      }
+      return out;
+    };
+    expect(await counts(false)).toEqual([[1, 1], [1, 1], [1, 1]]);
+    expect(await counts(true)).toEqual([[1, 1], [1, 1], [1, 1]]); // the same workers, each launch loading the module afresh
+  });
+
+  it('start replacements for the workers a launch used, ahead of the next launch, until stopWarming', async () => {
+    // The pool's size after `ms` of waiting, or as soon as it reaches `want`.
+    const sizeWithin = async (pool: WorkerPool, want: number, ms: number) => {
+      for (const end = Date.now() + ms; pool.size !== want && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      return pool.size;
+    };
     const pool = new WorkerPool({ memoryLimitMb: 128, precompiled: { bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS } } });
+    pools.push(pool);
+    const once = () => launch({ worldSize: 2, backend: 'workers', program: { module: PROGRAM, export: 'callsInThisWorker' }, pool });
+    expect((await once()).ok).toBe(true);
+    expect(await sizeWithin(pool, 2, 10_000)).toBe(2); // two fresh ones, never lent, wait for the next launch
+    pool.stopWarming();
+    const r = await once(); // takes those two; starts none in their place
+    expect(r.ranks.map((o) => o.value)).toEqual([1, 1]);
+    expect(await sizeWithin(pool, 1, 1500)).toBe(0); // none came up in a second and a half
+    expect((await once()).ranks.map((o) => o.value)).toEqual([1, 1]); // and starts fresh ones when a launch needs them
+  });
+
+  it('serve launch after launch on the same workers, each loading the modules afresh', async () => {
+    const pool = new WorkerPool({ memoryLimitMb: 128, precompiled: { bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS, reuseWorkers: true } } });
     pools.push(pool);
     const out: unknown[] = [];
     for (let i = 0; i < 3; i++) {
@@ -101,9 +135,9 @@ describe('untrusted precompiled modules', () => {
       expect(pool.size).toBe(2); // the same two workers served both
       return { stashed: first.ranks[0]!.value as Record<string, string>, found: second.ranks.map((o) => (o.value as { found: unknown }).found), output: second.ranks.map((o) => o.output) };
     };
-    const confined = await twice({ bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS } });
+    const confined = await twice({ bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS, reuseWorkers: true } });
     // What the first launch could not even write...
-    expect(confined.stashed).toMatchObject({ module: 'ok', global: expect.stringMatching(/^threw: .*not extensible/), timeout: expect.stringMatching(/^threw: /), immediate: expect.stringMatching(/^threw: /), searchParamsIterator: expect.stringMatching(/^threw: /), nodeTiming: expect.stringMatching(/^threw: /), tensor: expect.stringMatching(/^threw: /) });
+    expect(confined.stashed).toMatchObject({ listener: expect.stringMatching(/^threw: a rank cannot add listeners to performance/), module: 'ok', global: expect.stringMatching(/^threw: .*not extensible/), timeout: expect.stringMatching(/^threw: /), immediate: expect.stringMatching(/^threw: /), searchParamsIterator: expect.stringMatching(/^threw: /), nodeTiming: expect.stringMatching(/^threw: /), tensor: expect.stringMatching(/^threw: /) });
     // ...and what it wrote (its module state, a regex match, a mark, a pooled buffer, timers) the next launch does not find.
     expect(confined.found).toEqual([{}, {}]);
     // Nor do the earlier launch's timers run in it, and the console counts afresh.

@@ -11,10 +11,8 @@
  * threw) goes back to the pool; one that timed out, ran out of memory or was
  * killed is terminated. Module state lives as long as the worker: a program
  * module is imported once per worker and stays loaded between launches,
- * except in a pool of untrusted modules (PrecompiledModules.untrusted),
- * where every launch loads the submission's modules afresh in its confined
- * workers and meets nothing an earlier launch left (precompiled-loader.cjs,
- * freshLaunch).
+ * except the untrusted modules of a pool that reuses its workers, which each
+ * launch loads afresh (precompiled-loader.cjs, freshLaunch).
  */
 import { createRequire } from 'node:module';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
@@ -92,6 +90,8 @@ export class WorkerPool {
   // Threads still starting (startOnce), so that close() can stop them rather than wait for them to come up.
   private readonly booting = new Set<Worker>();
   private closed = false;
+  // Whether release() starts a replacement ahead of need (see stopWarming).
+  private warming = true;
   // V8's code for the bundle, from this thread (codeFromThisThread) or else from the first worker that loaded
   // it (see PRECOMPILED_BOOT): the workers given it skip compiling the bundle.
   private bundleCode: Uint8Array | null = null;
@@ -99,6 +99,15 @@ export class WorkerPool {
   constructor(private readonly opts: WorkerPoolOptions = {}) {
     refuseIfConfined('start worker threads'); // they would not be confined
     this.memoryLimitMb = opts.memoryLimitMb ?? 512;
+  }
+
+  /**
+   * Whether each worker serves one launch only (untrusted modules, not
+   * reuseWorkers): every launch then meets workers that never ran anything,
+   * as a pool of its own would give it.
+   */
+  get lendsOnce(): boolean {
+    return this.opts.precompiled?.untrusted !== undefined && !this.opts.precompiled.untrusted.reuseWorkers;
   }
 
   /** Number of live workers (idle and lent). */
@@ -157,11 +166,26 @@ export class WorkerPool {
 
   /** @internal Takes a worker back: to the pool if `reusable`, else it is terminated. */
   release(w: RankWorker, reusable: boolean): Promise<void> {
-    if (reusable && !this.closed) {
+    if (reusable && !this.closed && !this.lendsOnce) {
       this.park(w);
       return Promise.resolve();
     }
-    return this.discard(w);
+    const gone = this.discard(w);
+    // A worker that ran untrusted code is never lent again, so that nothing it left behind (state,
+    // hooks) meets a later launch; a fresh one starts now in its place.
+    if (reusable && !this.closed && this.lendsOnce && this.warming) void this.warm(this.idle.length + this.starting.length + 1).catch(() => undefined);
+    return gone;
+  }
+
+  /**
+   * Starts no more workers ahead of need: a worker a launch released is not
+   * replaced at once (lendsOnce), and the workers still idle or starting
+   * serve the launches to come, which start more only if they need them.
+   * For the last part of a job, so that no worker starts that no launch will
+   * take.
+   */
+  stopWarming(): void {
+    this.warming = false;
   }
 
   /**

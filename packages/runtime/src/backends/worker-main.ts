@@ -23,7 +23,7 @@ const { stdout, stderr } = process;
 // The precompiled-module loader, if this worker's boot installed it (looked up, never loaded here): in a confined
 // worker its freshLaunch() gives each launch fresh instances of the submission's modules and resets what a launch
 // could leave behind for the next.
-const loader = requireModule.cache[requireModule.resolve('../loading/precompiled-loader.cjs')]?.exports as { freshLaunch(): void } | undefined;
+const loader = requireModule.cache[requireModule.resolve('../loading/precompiled-loader.cjs')]?.exports as { freshLaunch(): void; endLaunch(): void } | undefined;
 // The rank's own tasks are scheduled with Node's setImmediate as it was before confinement (which tracks the timers
 // a launch leaves), so that none is counted among them.
 const immediate = setImmediate;
@@ -55,6 +55,7 @@ if (port) {
     host: { gc: fullCollection(), registry: cleanupRegistry() },
     setFallback: (ctx) => void (rankScope().fallback = ctx),
     ending: (launch) => {
+      loader?.endLaunch();
       stdout.write(endMarker(launch));
       stderr.write(endMarker(launch));
     },

@@ -41,7 +41,12 @@ class RankScope implements MeterScope {
   fallback: MeterContext | undefined = undefined;
 
   current(): MeterContext | undefined {
-    return Ticket.contextOf(this.storage.getStore()) ?? this.fallback;
+    const ctx = Ticket.contextOf(this.storage.getStore());
+    // On a rank worker a store is the rank's only if it is of the launch that runs now: the store is an
+    // ordinary property of a promise, which code can set to a ticket it kept from an earlier launch (whose
+    // meter no one reads any more) to take its work off the books.
+    if (ctx !== undefined && (this.fallback === undefined || ctx.meter === this.fallback.meter)) return ctx;
+    return this.fallback;
   }
 
   run<T>(ctx: MeterContext, fn: () => T): T {

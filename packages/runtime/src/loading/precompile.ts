@@ -43,18 +43,23 @@ export interface PrecompiledModules {
    * The compiled modules are untrusted (a submission): each runs confined,
    * able to load only the other compiled modules and the packages in
    * `allow`, and the worker is stripped of the `process` global before any
-   * launch runs in it (see precompiled-loader.cjs). A worker serves launch
-   * after launch, and each launch loads the compiled modules afresh and
-   * meets nothing an earlier one left: the global object takes no new
-   * property, everything two launches could both reach is frozen, and the
-   * timers and the little per-thread state of JavaScript and Node are reset
-   * (freshLaunch). For full effect the process must run with
-   * --disallow-code-generation-from-strings.
+   * launch runs in it (see precompiled-loader.cjs). For full effect the
+   * process must run with --disallow-code-generation-from-strings.
    */
   untrusted?: {
     allow: string[];
     /** The submission's folder: no file under it loads unless it is among the compiled modules. */
     root?: string;
+    /**
+     * Lend a worker that ran the untrusted code to later launches. Default false: each
+     * launch gets workers that never ran it, so nothing it left in a worker (module
+     * state, a hook a later review finds) meets the next launch's arguments. True is
+     * about twice as fast when the code is the caller's own; each launch then loads
+     * the compiled modules afresh and meets none of the state a launch can leave
+     * by accident (freshLaunch), but not every channel a launch could open on
+     * purpose is closed (the runtime README, "Launch after launch on one worker").
+     */
+    reuseWorkers?: boolean;
   };
 }
 

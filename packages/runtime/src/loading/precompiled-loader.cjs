@@ -315,6 +315,17 @@ function confine() {
   }
   // Timers, whose callbacks are kept until freshLaunch() clears those a launch left.
   const clearTimers = trackTimers();
+  // Math.random: V8's generator is the thread's, and its outputs give its state away, so a launch could draw
+  // until the next one's first value says what it chose. Each launch gets a generator of its own instead.
+  const reseedRandom = launchRandom();
+  // RegExp's legacy statics (RegExp.$1, lastMatch, input...): thread state that code of an earlier launch
+  // still running (a callback Node calls late) could set, and RegExp.input has a setter. Gone.
+  for (const key of ['input', '$_', 'lastMatch', '$&', 'lastParen', '$+', 'leftContext', '$`', 'rightContext', "$'", '$1', '$2', '$3', '$4', '$5', '$6', '$7', '$8', '$9']) {
+    delete RegExp[key];
+  }
+  // performance's listener and handler tables: a listener added by one launch would run, with its closure,
+  // when the next dispatches an event there. The tables refuse every listener.
+  refuseListeners(globalThis.performance);
   // Every global binding, read-only; every value reached from one, frozen.
   for (const key of Reflect.ownKeys(globalThis)) {
     const d = Reflect.getOwnPropertyDescriptor(globalThis, key);
@@ -346,7 +357,7 @@ function confine() {
   Object.defineProperty(globalThis, Symbol.for('dtlab.confined'), { value: true, writable: false, configurable: false });
   // No new global: one launch could leave a value there for the next.
   Object.preventExtensions(globalThis);
-  launchState = { clearTimers, renewConsole };
+  launchState = { clearTimers, renewConsole, reseedRandom };
 }
 
 /**
@@ -385,8 +396,10 @@ function hostPrototypes() {
  */
 class TimerHandle {
   #real;
-  constructor(real) {
+  #rearm;
+  constructor(real, rearm) {
     this.#real = real;
+    this.#rearm = rearm;
   }
   ref() {
     this.#real.ref();
@@ -400,7 +413,11 @@ class TimerHandle {
     return this.#real.hasRef();
   }
   refresh() {
-    if (typeof this.#real.refresh === 'function') this.#real.refresh();
+    if (typeof this.#real.refresh === 'function') {
+      this.#real.refresh();
+      // A timeout that had run is pending again: cleared with the rest when the launch is over.
+      this.#rearm();
+    }
     return this;
   }
   [Symbol.toPrimitive]() {
@@ -414,22 +431,80 @@ class TimerHandle {
 }
 
 /**
+ * Makes a shared EventTarget (`performance`) take no listener: its listener
+ * and handler tables, Maps Node keeps in symbol properties that freezing the
+ * object does not freeze, become tables that hold nothing and refuse to.
+ */
+function refuseListeners(target) {
+  if (target === null || typeof target !== 'object') return;
+  for (const s of Object.getOwnPropertySymbols(target)) {
+    const v = target[s];
+    if (Object.prototype.toString.call(v) !== '[object Map]') continue;
+    const refuse = () => {
+      throw new TypeError('a rank cannot add listeners to performance: it is shared by every launch on this thread');
+    };
+    const none = Object.freeze({ size: 0, get: () => undefined, has: () => false, set: refuse, delete: () => false, clear: () => undefined, keys: () => [][Symbol.iterator](), values: () => [][Symbol.iterator](), entries: () => [][Symbol.iterator](), forEach: () => undefined, [Symbol.iterator]: () => [][Symbol.iterator]() });
+    Object.defineProperty(target, s, { value: none, writable: false, configurable: false });
+  }
+}
+
+/**
+ * Replaces Math.random with a generator (xoshiro128**) that launchRandom's
+ * returned function seeds again, from V8's own generator, which no code of
+ * this thread can draw from any more: a launch can neither see nor move what
+ * the next launch's generator starts from.
+ */
+function launchRandom() {
+  const v8Random = Math.random;
+  const s = new Uint32Array(4);
+  const seed = () => {
+    for (let i = 0; i < 4; i++) s[i] = Math.floor(v8Random() * 2 ** 32) >>> 0;
+    if ((s[0] | s[1] | s[2] | s[3]) === 0) s[0] = 1;
+  };
+  seed();
+  const rotl = (x, k) => (x << k) | (x >>> (32 - k));
+  const next = () => {
+    const result = Math.imul(rotl(Math.imul(s[1], 5), 7), 9) >>> 0;
+    const t = s[1] << 9;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 11);
+    return result;
+  };
+  Math.random = function random() {
+    // 53 bits, as V8's: 21 from one draw, 32 from the next.
+    return ((next() >>> 11) * 2 ** 32 + next()) / 2 ** 53;
+  };
+  return seed;
+}
+
+/**
  * Wraps the global timer functions: they hand out TimerHandles, call back
  * with the handle as `this`, and keep the timers still pending, which the
- * returned function clears. A timeout or immediate that has run is forgotten.
+ * returned function clears; a callback of a timer made before that call
+ * runs nothing if it still fires. A timeout or immediate that has run is
+ * forgotten (until refreshed).
  */
 function trackTimers() {
   const pending = new Map();
+  // Which launch a callback belongs to: one of an earlier launch that still fires (Node cannot clear a
+  // timeout refreshed from its own callback) runs nothing.
+  let epoch = 0;
   const wrap = (name, set, clear, once) => {
     const setter = {
       [name](callback, ...rest) {
         if (typeof callback !== 'function') return set(callback, ...rest); // Node's own error
         let handle;
+        const born = epoch;
         const real = set(function (...args) {
           if (once) pending.delete(real);
+          if (born !== epoch) return undefined;
           return Reflect.apply(callback, handle, args);
         }, ...rest);
-        handle = new TimerHandle(real);
+        handle = new TimerHandle(real, () => pending.set(real, clear));
         pending.set(real, clear);
         return handle;
       },
@@ -449,9 +524,20 @@ function trackTimers() {
   if (typeof g.setImmediate === 'function') [g.setImmediate, g.clearImmediate] = wrap('setImmediate', g.setImmediate, g.clearImmediate, true);
   [g.setInterval, g.clearInterval] = wrap('setInterval', g.setInterval, g.clearInterval, false);
   return () => {
+    epoch++;
     for (const [real, clear] of pending) clear(real);
     pending.clear();
   };
+}
+
+/**
+ * A launch of this confined thread has ended: its timers, immediates and
+ * intervals are cleared, and any of its callbacks that still fires runs
+ * nothing, so that none of its code runs between launches or in the next.
+ * A no-op in a thread that is not confined.
+ */
+function endLaunch() {
+  if (launchState) launchState.clearTimers();
 }
 
 /**
@@ -459,24 +545,24 @@ function trackTimers() {
  * ran anything would give it: the submission's modules load again (fresh
  * instances, none of the last launch's state), no timer of an earlier launch
  * is left to run, and the little mutable state that JavaScript and Node keep
- * per thread outside any object a launch made (RegExp's legacy match
- * properties, the console's counters and timers, performance marks) is
- * reset. Everything else two launches could both reach is frozen (confine)
- * and the global object takes no new property. A no-op in a thread that is
+ * per thread outside any object a launch made (Math.random's generator,
+ * the console's counters and timers, performance marks) is reset.
+ * Everything else two launches could both reach is frozen or gone
+ * (confine), and the global object takes no new property. A no-op in a thread that is
  * not confined.
  */
 function freshLaunch() {
+  endLaunch();
   if (!launchState) return;
-  launchState.clearTimers();
   for (const file of compiledFiles) delete Module._cache[file];
-  // RegExp.$1..$9, lastMatch, input...: the last successful match of the thread, reset by one on ''.
-  /(?:)/.exec('');
   launchState.renewConsole();
+  launchState.reseedRandom();
   if (typeof performance === 'object' && performance !== null) {
     performance.clearMarks?.();
     performance.clearMeasures?.();
     performance.clearResourceTimings?.();
+    performance.setResourceTimingBufferSize?.(250); // Node's default
   }
 }
 
-module.exports = { install, confine, freshLaunch, bundleCode, bundleCodeFor, bundleStatus };
+module.exports = { install, confine, freshLaunch, endLaunch, bundleCode, bundleCodeFor, bundleStatus };

@@ -20,6 +20,28 @@ function isPrototypeObject(x: object): boolean {
   return d !== undefined && 'value' in d && typeof d.value === 'function' && (d.value as { prototype?: unknown }).prototype === x;
 }
 
+/**
+ * 'Map', 'Set', 'WeakMap' or 'WeakSet' if `x` is one (by its internal slots, which Node's own
+ * collections, not instances of the global classes, have too), else null.
+ */
+function collection(x: object): string | null {
+  const brands: [string, (this: never, k: never) => unknown][] = [
+    ['Map', Map.prototype.has as never],
+    ['Set', Set.prototype.has as never],
+    ['WeakMap', WeakMap.prototype.has as never],
+    ['WeakSet', WeakSet.prototype.has as never],
+  ];
+  for (const [name, has] of brands) {
+    try {
+      Reflect.apply(has, x, [{}]);
+      return name;
+    } catch {
+      // not this kind
+    }
+  }
+  return null;
+}
+
 /** Where each mutable thing reachable from the roots is (a path from a root), at most `limit` of them. */
 export function mutableReach(comm: Comm, limit = 50): string[] {
   const timeout = setTimeout(() => undefined, 0);
@@ -51,7 +73,7 @@ export function mutableReach(comm: Comm, limit = 50): string[] {
     seen.add(x);
     if (!own.has(x)) {
       if (ArrayBuffer.isView(x) ? x.byteLength > 0 : x instanceof ArrayBuffer || x instanceof SharedArrayBuffer ? x.byteLength > 0 : false) found.push(`${where}: memory`);
-      else if (x instanceof Map || x instanceof Set || x instanceof WeakMap || x instanceof WeakSet) found.push(`${where}: ${Object.prototype.toString.call(x)}`);
+      else if (collection(x)) found.push(`${where}: ${collection(x)}`);
       else if (!ArrayBuffer.isView(x) && !Object.isFrozen(x)) {
         const open = Reflect.ownKeys(x).filter((k) => {
           const d = Reflect.getOwnPropertyDescriptor(x, k)!;
@@ -61,7 +83,8 @@ export function mutableReach(comm: Comm, limit = 50): string[] {
       }
     }
     stack.push([`${where}.[[Prototype]]`, Object.getPrototypeOf(x)]);
-    const plain = (Object.getPrototypeOf(x) === null || Object.getPrototypeOf(x) === Object.prototype) && !isPrototypeObject(x);
+    // Getters are called on plain objects, and on the global object (`performance` is a getter there).
+    const plain = ((Object.getPrototypeOf(x) === null || Object.getPrototypeOf(x) === Object.prototype) && !isPrototypeObject(x)) || x === globalThis;
     for (const key of Reflect.ownKeys(x)) {
       const d = Reflect.getOwnPropertyDescriptor(x, key);
       if (!d) continue;

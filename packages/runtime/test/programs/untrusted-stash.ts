@@ -55,6 +55,19 @@ export function stash(comm: Comm): Record<string, string> {
   // A timer still pending when the launch ends, which would run in the next one and write to what it shares.
   out.timer = attempt(() => void setTimeout(() => console.log(`timer of an earlier launch on rank ${comm.rank}`), 50));
   out.interval = attempt(() => void setInterval(() => console.log(`interval of an earlier launch on rank ${comm.rank}`), 20));
+  // A timeout that has run, re-armed from its own callback: pending again, though it once ran.
+  out.refreshed = attempt(() => {
+    let runs = 0;
+    setTimeout(function (this: { refresh(): unknown }) {
+      if (++runs === 1) this.refresh();
+      else console.log(`refreshed timer of an earlier launch on rank ${comm.rank}`);
+    }, 0);
+  });
+  // A listener on a shared EventTarget (performance), which hands SECRET to whoever dispatches there.
+  out.listener = attempt(() =>
+    (performance as unknown as EventTarget).addEventListener('dtlab-stash', (e) => void ((e as unknown as Bag).secret = SECRET)),
+  );
+  out.bufferSize = attempt(() => (performance as unknown as { setResourceTimingBufferSize(n: number): void }).setResourceTimingBufferSize(42));
   console.count('launches');
   return out;
 }
@@ -77,6 +90,9 @@ export async function recover(comm: Comm): Promise<Record<string, unknown>> {
   for (const b of [Buffer.allocUnsafe(8), Buffer.from('y')]) look('bufferPool', Buffer.from(b.buffer).toString('latin1'));
   // Uninitialised memory: what an earlier launch's freed buffers held.
   for (let n = 0; n < 64; n++) look('allocUnsafe', Buffer.allocUnsafe(SECRET.length + (n % 4)).toString('latin1'));
+  const event = new Event('dtlab-stash') as unknown as Bag;
+  (performance as unknown as EventTarget).dispatchEvent(event as unknown as Event);
+  look('listener', event.secret);
   console.count('launches');
   // Long enough for the earlier launch's timer and interval to fire, were they still pending.
   await new Promise((r) => setTimeout(r, 120));
