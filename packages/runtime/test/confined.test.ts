@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWorkerBundle, compileModules, launch, WorkerPool, type CompiledModule, type PrecompiledModules } from '../src/index.ts';
+import { BUSY_MS } from './programs/untrusted-stash.ts';
 
 const PROGRAMS = fileURLToPath(new URL('./programs/', import.meta.url));
 
@@ -22,6 +23,7 @@ const HELPER = here('./programs/untrusted-helper.ts');
 const WALLS = here('./programs/untrusted-walls.ts');
 const STASH = here('./programs/untrusted-stash.ts');
 const REACH = here('./programs/untrusted-reach.ts');
+const LINGER = here('./programs/untrusted-linger.ts');
 const ALLOW = ['@dtlab/tensor', '@dtlab/runtime'];
 
 let dir: string;
@@ -33,7 +35,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'dtlab-confined-'));
   bundle = join(dir, 'bundle.cjs');
   await buildWorkerBundle({ outFile: bundle, packages: ['@dtlab/tensor', '@dtlab/runtime'], resolveDir: here('../') });
-  modules = await compileModules([PROGRAM, HELPER, WALLS, STASH, REACH]);
+  modules = await compileModules([PROGRAM, HELPER, WALLS, STASH, REACH, LINGER]);
 });
 afterAll(async () => {
   await Promise.all(pools.map((p) => p.close()));
@@ -116,6 +118,7 @@ describe('untrusted precompiled modules', () => {
     }
     expect(out).toEqual([[1, 1], [1, 1], [1, 1]]);
     expect(pool.size).toBe(2); // no thread started after the first two
+    expect(pool.launchesRunAgain).toBe(0); // no code of one launch ran in the next
     // Trusted modules stay loaded between launches: the module's count goes on.
     const trusted = new WorkerPool({ memoryLimitMb: 128, precompiled: { bundle, modules } });
     pools.push(trusted);
@@ -133,19 +136,54 @@ describe('untrusted precompiled modules', () => {
       const second = await launch({ worldSize: 2, backend: 'workers', program: { module: STASH, export: 'recover' }, pool, output: 'capture' });
       expect(second.ok, JSON.stringify(second.ranks.map((o) => o.error?.stack))).toBe(true);
       expect(pool.size).toBe(2); // the same two workers served both
-      return { stashed: first.ranks[0]!.value as Record<string, string>, found: second.ranks.map((o) => (o.value as { found: unknown }).found), output: second.ranks.map((o) => o.output) };
+      const seen = second.ranks.map((o) => o.value as { found: unknown; clock: number; idle: number | undefined });
+      return { stashed: first.ranks[0]!.value as Record<string, string>, found: seen.map((v) => v.found), clocks: seen.map((v) => v.clock), idle: seen.map((v) => v.idle), output: second.ranks.map((o) => o.output) };
     };
     const confined = await twice({ bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS, reuseWorkers: true } });
     // What the first launch could not even write...
-    expect(confined.stashed).toMatchObject({ listener: expect.stringMatching(/^threw: a rank cannot add listeners to performance/), module: 'ok', global: expect.stringMatching(/^threw: .*not extensible/), timeout: expect.stringMatching(/^threw: /), immediate: expect.stringMatching(/^threw: /), searchParamsIterator: expect.stringMatching(/^threw: /), nodeTiming: expect.stringMatching(/^threw: /), tensor: expect.stringMatching(/^threw: /) });
+    expect(confined.stashed).toMatchObject({ listener: expect.stringMatching(/^threw: performance.addEventListener is not available to a rank/), mark: expect.stringMatching(/^threw: performance.mark is not available/), module: 'ok', global: expect.stringMatching(/^threw: .*not extensible/), timeout: expect.stringMatching(/^threw: /), immediate: expect.stringMatching(/^threw: /), searchParamsIterator: expect.stringMatching(/^threw: /), tensor: expect.stringMatching(/^threw: /) });
+    expect(confined.stashed).not.toHaveProperty('nodeTiming');
     // ...and what it wrote (its module state, a regex match, a mark, a pooled buffer, timers) the next launch does not find.
     expect(confined.found).toEqual([{}, {}]);
+    // Its clock starts with the launch: not after the BUSY_MS the first launch kept the thread running, nor
+    // with the time the thread sat idle (which Node's performance.nodeTiming.idleTime adds up).
+    for (const clock of confined.clocks) expect(clock).toBeLessThan(BUSY_MS);
+    expect(confined.idle).toEqual([undefined, undefined]);
     // Nor do the earlier launch's timers run in it, and the console counts afresh.
     expect(confined.output).toEqual(['launches: 1\n', 'launches: 1\n']);
     // Without the confinement, the secret carries over.
     const open = await twice({ bundle, modules });
     expect(open.found[0]).toMatchObject({ module: expect.any(String), global: expect.any(String), timeout: expect.any(String) });
     expect(open.output[0]).toMatch(/launches: 2\n[^]*of an earlier launch/);
+    for (const clock of open.clocks) expect(clock).toBeGreaterThan(BUSY_MS);
+  });
+
+  it("run none of a launch's code in the next: what a host calls back is kept to its launch, and a launch a promise loop ran into is run again", async () => {
+    const twice = async (precompiled: PrecompiledModules, quiet: boolean) => {
+      const pool = new WorkerPool({ memoryLimitMb: 128, precompiled });
+      pools.push(pool);
+      const first = await launch({ worldSize: 2, backend: 'workers', program: { module: LINGER, export: 'linger' }, args: [quiet], pool, output: 'capture' });
+      expect(first.ok, JSON.stringify(first.ranks.map((o) => o.error?.stack))).toBe(true);
+      const second = await launch({ worldSize: 2, backend: 'workers', program: { module: LINGER, export: 'look' }, pool, output: 'capture' });
+      expect(second.ok, JSON.stringify(second.ranks.map((o) => o.error?.stack))).toBe(true);
+      return { started: first.ranks[0]!.value, values: second.ranks.map((o) => o.value), output: second.ranks.map((o) => o.output), runAgain: pool.launchesRunAgain, size: pool.size };
+    };
+    const reuse = { bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS, reuseWorkers: true } };
+    // A finalization callback and a timeout signal run nothing in the next launch, which is not run again.
+    const quiet = await twice(reuse, true);
+    expect(quiet).toEqual({ started: ['finalization', 'timeout signal'], values: [0, 1], output: ['', ''], runAgain: 0, size: 2 });
+    // A loop of promises the host settles runs on into the next launch, where it is caught: that launch runs
+    // again on two fresh workers, and what the loop printed there is gone with the first run.
+    const loud = await twice(reuse, false);
+    expect(loud).toMatchObject({ started: ['wasm loop', 'waitAsync', 'finalization', 'timeout signal'], values: [0, 1], output: ['', ''], runAgain: 1 });
+    expect(loud.size).toBe(2); // the four workers that ran the first launches are gone
+    // Without the confinement, all of it runs in the next launch.
+    const open = await twice({ bundle, modules }, false);
+    for (const [rank, output] of open.output.entries()) {
+      expect(output).toContain(`rank ${rank}: a promise loop of an earlier launch is still running`);
+      expect(output).toContain(`rank ${rank}: a timeout signal of an earlier launch aborted`);
+    }
+    expect(open.runAgain).toBe(0);
   });
 
   it('leave nothing mutable within reach that two launches could share', async () => {
@@ -186,7 +224,7 @@ describe('untrusted precompiled modules', () => {
       ownOverride: 'own',
       errorOverride: 'assigned',
       timerSymbols: [],
-      promiseStore: 'opaque', // a store is there (the probe looks at something), and it does not lead to the meter
+      promiseSymbols: [],
       stdioPort: [],
       // The submission's own frame, relative to its folder and source-mapped; the course's frames are one line.
       stack: expect.arrayContaining([expect.stringMatching(/^    at walls \(untrusted-walls\.ts:\d+:\d+\)$/)]),
@@ -196,7 +234,9 @@ describe('untrusted precompiled modules', () => {
     for (const line of confined.stack as string[]) expect(line).toMatch(/^    at (walls \(untrusted-walls\.ts:\d+:\d+\)|\(course code\))$/);
     const open = await walls({ bundle, modules });
     expect(open).toMatchObject({ commPrototype: 'changed', tensorPrototype: 'changed', objectPrototypeAssign: 'changed', errorPrototype: 'changed', stdioPort: ['Symbol(kPort)'] });
-    expect(open.timerSymbols).toEqual(expect.arrayContaining(['Symbol(kResourceStore)']));
+    // Node's own timers carry the thread's async ids (a rank's context is not on them any more, in either mode).
+    expect(open.timerSymbols).toEqual(expect.arrayContaining(['Symbol(asyncId)']));
+    expect(open.promiseSymbols).toEqual([]);
     expect((open.stack as string[]).join('\n')).toContain(WALLS);
   });
 

@@ -8,7 +8,6 @@
  */
 import type { Readable } from 'node:stream';
 import type { OutputMode } from '../types.ts';
-import { endMarker } from './protocol.ts';
 
 /** How long to wait for a rank's end markers before giving up on late output. */
 const FLUSH_LIMIT_MS = 500;
@@ -26,9 +25,8 @@ export class RankOutput {
     private readonly mode: OutputMode,
     private readonly limitBytes: number,
     streams: { stdout: Readable; stderr: Readable },
-    launch: number,
+    marker: string,
   ) {
-    const marker = endMarker(launch);
     this.attach(streams.stdout, process.stdout, marker);
     this.attach(streams.stderr, process.stderr, marker);
   }

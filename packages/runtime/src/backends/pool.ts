@@ -92,6 +92,7 @@ export class WorkerPool {
   private closed = false;
   // Whether release() starts a replacement ahead of need (see stopWarming).
   private warming = true;
+  private runAgain = 0;
   // V8's code for the bundle, from this thread (codeFromThisThread) or else from the first worker that loaded
   // it (see PRECOMPILED_BOOT): the workers given it skip compiling the bundle.
   private bundleCode: Uint8Array | null = null;
@@ -108,6 +109,19 @@ export class WorkerPool {
    */
   get lendsOnce(): boolean {
     return this.opts.precompiled?.untrusted !== undefined && !this.opts.precompiled.untrusted.reuseWorkers;
+  }
+
+  /**
+   * How many launches on this pool's workers were run again because code
+   * of an earlier launch ran during them (see runWorkers in workers.ts).
+   */
+  get launchesRunAgain(): number {
+    return this.runAgain;
+  }
+
+  /** @internal A launch on this pool's workers is run again (see launchesRunAgain). */
+  noteRunAgain(): void {
+    this.runAgain++;
   }
 
   /** Number of live workers (idle and lent). */
@@ -143,13 +157,17 @@ export class WorkerPool {
     if (failed && !this.closed) throw failed.reason;
   }
 
-  /** @internal Lends `n` ready workers: idle ones, then ones warm() is starting, then new ones. */
-  async acquire(n: number): Promise<RankWorker[]> {
+  /**
+   * @internal Lends `n` ready workers: idle ones, then ones warm() is
+   * starting, then new ones; with `fresh`, workers that never ran a launch
+   * (ones starting, then new ones).
+   */
+  async acquire(n: number, fresh = false): Promise<RankWorker[]> {
     if (this.closed) throw new WorkerStartError('the worker pool is closed');
-    const taken = this.idle.splice(0, n);
+    const taken = fresh ? [] : this.idle.splice(0, n);
     const claimed = this.starting.splice(0, n - taken.length);
-    const fresh = Array.from({ length: n - taken.length - claimed.length }, () => this.start());
-    const out = [...taken, ...(await Promise.all([...claimed, ...fresh]))];
+    const started = Array.from({ length: n - taken.length - claimed.length }, () => this.start());
+    const out = [...taken, ...(await Promise.all([...claimed, ...started]))];
     for (const w of out) {
       w.worker.ref();
       w.port.ref();

@@ -21,6 +21,12 @@ export interface WorkerInit {
   faults: Fault[];
   /** The rank's device (null: compute is free and memory not counted), timeline and mark key. */
   device: RankDeviceOptions;
+  /**
+   * What the worker writes on its output streams when the program has ended
+   * (endMarker): with a number drawn for the launch, which its code never
+   * sees, so that no output of the rank can pass for it and cut the rest off.
+   */
+  marker: string;
 }
 
 /** Rank worker to launcher (all but 'ready' carry `launch`). */
@@ -34,6 +40,7 @@ export type FromRank =
       | { t: 'announce'; index: number; call: CollectiveCall }
       | { t: 'mark'; mark: MemoryMark }
       | { t: 'idle' }
+      | { t: 'strayed' }
       | { t: 'done'; value: unknown; device: RankDeviceReport }
       | { t: 'fail'; error: ErrorRecord; device: RankDeviceReport }
     ));
@@ -44,7 +51,12 @@ export type ToRank =
   | { t: 'complete'; launch: number; id: number; payload?: Payload | undefined; error?: ErrorRecord | undefined; vtUs: number; readyUs: number }
   | { t: 'peerFailed'; launch: number; rank: number; root: number; message: string };
 
-/** Written to a rank's stdout and stderr when its program has ended, so the launcher knows it has all the output. */
-export function endMarker(launch: number): string {
-  return `\u0000dtlab-end-of-launch-${launch}\n`;
+/**
+ * Written to a rank's stdout and stderr when its program has ended, so the
+ * launcher knows it has all the output: the launch's number and `nonce`, a
+ * number drawn for the launch that only the launcher and the worker's own
+ * code know.
+ */
+export function endMarker(launch: number, nonce: string): string {
+  return `\u0000dtlab-end-of-launch-${launch}-${nonce}\n`;
 }

@@ -23,17 +23,18 @@ export interface RankThread {
   /**
    * Called as each launch begins, before its program loads: a confined Node
    * worker gives the launch fresh instances of the submission's modules and
-   * nothing an earlier launch left (precompiled-loader.cjs, freshLaunch).
+   * nothing an earlier launch left (precompiled-loader.cjs, freshLaunch), and
+   * says from now on if code of an earlier launch runs in this one.
    */
-  beginLaunch?(): void;
+  beginLaunch?(launch: number): void;
   /** The program's module (its exports), loaded in the rank's context; errors thrown are the rank's. */
   load(init: WorkerInit): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** The thread's forced collection and finalization registry, for the device's memory points. */
   host: RankHost;
   /** The context that code reaching the thread outside any other belongs to: the rank's, while its launch runs. */
   setFallback(ctx: MeterContext | undefined): void;
-  /** The rank's program has ended, just before its last message (Node writes the output end markers here). */
-  ending(launch: number): void;
+  /** The rank's program has ended, just before its last message (Node writes the output end markers, `init.marker`, here). */
+  ending(launch: number, init: WorkerInit): void;
 }
 
 /** A rank thread's side of the protocol, as serveRank returns it. */
@@ -56,7 +57,7 @@ export function serveRank(thread: RankThread): RankServer {
   let current: { launch: number; comm: Comm; rt: RankRuntime; end: (m: FromRank) => void } | null = null;
 
   const run = (launch: number, init: WorkerInit): void => {
-    thread.beginLaunch?.();
+    thread.beginLaunch?.(launch);
     const post = (m: FromRank, transfer: ArrayBuffer[] = []) => thread.post(m, transfer);
     let idleScheduled = false;
     // Tell the fabric when this rank has nothing left to do but wait: after a
@@ -94,7 +95,7 @@ export function serveRank(thread: RankThread): RankServer {
     // Code that reaches this thread outside any async context is this rank's.
     thread.setFallback(rt.rootContext);
     const end = (m: FromRank, transfer: ArrayBuffer[] = []) => {
-      thread.ending(launch);
+      thread.ending(launch, init);
       post(m, transfer);
       if (current?.launch === launch) {
         current = null;

@@ -12,7 +12,7 @@
 import { Fabric } from '../fabric.ts';
 import { decodeError, decodeValue, encodeError, encodeValue } from '../wire.ts';
 import { Outcomes } from './outcomes.ts';
-import type { FromRank, ToRank } from './protocol.ts';
+import { endMarker, type FromRank, type ToRank } from './protocol.ts';
 import type { LaunchResult, LaunchSpec, RankOutcome } from '../types.ts';
 import type { DeviceModel, MemoryMark } from '@dtlab/tensor/meter';
 import type { RankDeviceReport } from '../device/rank-runtime.ts';
@@ -32,6 +32,12 @@ export interface RankThreads {
 // Every launch has its own number, across backends: a thread that served one launch ignores messages of another.
 let nextLaunch = 1;
 
+/** 128 random bits in hex, from the platform's generator (Node's and a browser's Web Crypto alike). */
+function drawNonce(): string {
+  const words = globalThis.crypto.getRandomValues(new Uint32Array(4));
+  return Array.from(words, (w) => w.toString(16).padStart(8, '0')).join('');
+}
+
 /**
  * A virtual time a rank reported: only its runtime sends one, but a rank
  * that bypasses its Comm could post anything, and a time that is not a
@@ -45,6 +51,14 @@ function vtOf(v: unknown): number | undefined {
 export class ThreadLaunch {
   readonly outcomes: Outcomes;
   readonly launch = nextLaunch++;
+  /** The end marker of this launch's output streams (endMarker), with a number drawn for it. */
+  readonly marker = endMarker(this.launch, drawNonce());
+  /**
+   * Ranks whose thread ran code of an earlier launch during this one (a
+   * confined worker that serves launch after launch says so): what this
+   * launch computed there cannot be trusted, and the backend runs it again.
+   */
+  readonly strayed = new Set<number>();
   readonly fabric: Fabric;
   private readonly n: number;
   /** What each rank's runtime reports about its device: its marks as they come, its figures when its program ends. */
@@ -83,7 +97,7 @@ export class ThreadLaunch {
       this.threads.post(rank, {
         t: 'run',
         launch,
-        init: { rank, worldSize: n, module, exportName, args, seed: spec.seed, faults: spec.faults ?? [], device: { device, timeline: spec.timeline === true, markKey: spec.markKey, peakTolerance: spec.peakTolerance } },
+        init: { rank, worldSize: n, module, exportName, args, seed: spec.seed, faults: spec.faults ?? [], device: { device, timeline: spec.timeline === true, markKey: spec.markKey, peakTolerance: spec.peakTolerance }, marker: this.marker },
       });
     }
   }
@@ -133,6 +147,7 @@ export class ThreadLaunch {
       case 'announce': return fabric.announce(rank, m.index, m.call);
       case 'mark': return void this.marks[rank]!.push(m.mark);
       case 'idle': return fabric.reportIdle(rank);
+      case 'strayed': return void this.strayed.add(rank);
       case 'done':
         this.reports[rank] ??= m.device;
         if (this.outcomes.settle({ rank, status: 'ok', value: decodeValue(m.value) })) fabric.finish(rank, vtOf(m.device?.figures?.endUs));

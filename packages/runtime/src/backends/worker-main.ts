@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { installAllocationHooks } from '@dtlab/tensor/meter';
 import { rankScope } from '../device/scope.ts';
 import { cleanupRegistry, fullCollection, setDeterministicFlags } from '../device/collect.ts';
-import { endMarker, type FromRank, type ToRank } from './protocol.ts';
+import type { FromRank, ToRank } from './protocol.ts';
 import { serveRank } from './rank-loop.ts';
 
 // Imported outside a worker (the grader does, to compile it ahead), this module does nothing.
@@ -23,7 +23,9 @@ const { stdout, stderr } = process;
 // The precompiled-module loader, if this worker's boot installed it (looked up, never loaded here): in a confined
 // worker its freshLaunch() gives each launch fresh instances of the submission's modules and resets what a launch
 // could leave behind for the next.
-const loader = requireModule.cache[requireModule.resolve('../loading/precompiled-loader.cjs')]?.exports as { freshLaunch(): void; endLaunch(): void } | undefined;
+const loader = requireModule.cache[requireModule.resolve('../loading/precompiled-loader.cjs')]?.exports as
+  | { freshLaunch(): void; endLaunch(): void; watchForStrays(callback: () => void): void }
+  | undefined;
 // The rank's own tasks are scheduled with Node's setImmediate as it was before confinement (which tracks the timers
 // a launch leaves), so that none is counted among them.
 const immediate = setImmediate;
@@ -36,10 +38,32 @@ if (port) {
   cleanupRegistry();
   rankScope();
   installAllocationHooks();
+  // Code of an earlier launch running in this thread (precompiled-loader.cjs, watchStrays): the launch that runs
+  // is told at once, so that the launcher runs it again on fresh workers; code that runs between two launches
+  // spoils the next. Said once a launch, synchronously, since the stray code may never give the thread back.
+  let running: number | null = null;
+  let told = false;
+  let strayedBetween = false;
+  const strayed = () => {
+    if (running === null) strayedBetween = true;
+    else if (!told) {
+      told = true;
+      port.postMessage({ t: 'strayed', launch: running } satisfies FromRank);
+    }
+  };
+  loader?.watchForStrays(strayed);
   const rank = serveRank({
     post: (m, transfer = []) => port.postMessage(m, transfer),
     nextTask: (fn) => void immediate(fn),
-    beginLaunch: () => loader?.freshLaunch(),
+    beginLaunch: (launch) => {
+      loader?.freshLaunch();
+      running = launch;
+      told = false;
+      if (strayedBetween) {
+        strayedBetween = false;
+        strayed();
+      }
+    },
     // Through the require hook that loaded this module (tsx's, or precompiled-loader.cjs: see pool.ts), as CommonJS.
     load: (init) => {
       try {
@@ -54,10 +78,11 @@ if (port) {
     },
     host: { gc: fullCollection(), registry: cleanupRegistry() },
     setFallback: (ctx) => void (rankScope().fallback = ctx),
-    ending: (launch) => {
+    ending: (_launch, init) => {
       loader?.endLaunch();
-      stdout.write(endMarker(launch));
-      stderr.write(endMarker(launch));
+      running = null;
+      stdout.write(init.marker);
+      stderr.write(init.marker);
     },
   });
   // An uncaught error ends this thread; the launcher hears of it from the worker's 'error' event.

@@ -38,13 +38,22 @@ const WORKER_OVERHEAD_MB = 64;
 
 type Spec = ThreadLaunchSpec & { memoryLimitMb: number; pool?: WorkerPool | undefined };
 
-/** Runs the program module on `spec.worldSize` worker threads, each with `device` (or none). */
-export async function runWorkers(spec: Spec, program: ProgramRef, device: DeviceModel | null = null): Promise<LaunchResult> {
+/**
+ * Runs the program module on `spec.worldSize` worker threads, each with
+ * `device` (or none).
+ *
+ * A launch during which some rank's thread ran code of an earlier launch (a
+ * confined worker that serves launch after launch catches it: see
+ * precompiled-loader.cjs, watchStrays) is run again, on workers that never
+ * ran anything, and the first run's result is dropped: what it computed
+ * could have been set by that code. Its workers are not lent again.
+ */
+export async function runWorkers(spec: Spec, program: ProgramRef, device: DeviceModel | null = null, fresh = false): Promise<LaunchResult> {
   const started = Date.now();
   const pool = spec.pool ?? new WorkerPool({ memoryLimitMb: spec.memoryLimitMb });
   let workers: RankWorker[];
   try {
-    workers = await pool.acquire(spec.worldSize);
+    workers = await pool.acquire(spec.worldSize, fresh);
   } catch (e) {
     if (spec.pool === undefined) await pool.close();
     const error = e as Error;
@@ -60,6 +69,10 @@ export async function runWorkers(spec: Spec, program: ProgramRef, device: Device
   clearTimeout(timer);
   clearInterval(watch);
   await run.finish(spec.pool === undefined);
+  if (run.strayed && !fresh) {
+    pool.noteRunAgain();
+    return runWorkers(spec, program, device, true);
+  }
   return run.result(started);
 }
 
@@ -95,13 +108,18 @@ class WorkersLaunch {
       post: (rank, m, transfer = []) => workers[rank]!.post(m, transfer),
       stop: (rank) => this.stop(rank),
     });
-    this.outputs = workers.map((w, rank) => new RankOutput(rank, spec.output ?? 'prefix', spec.outputLimitBytes ?? 1 << 20, w.worker, this.book.launch));
+    this.outputs = workers.map((w, rank) => new RankOutput(rank, spec.output ?? 'prefix', spec.outputLimitBytes ?? 1 << 20, w.worker, this.book.marker));
     this.pollMs = (spec.pollUs ?? DEFAULT_POLL_US) / 1000;
   }
 
   /** Resolves when every rank has an outcome. */
   get outcomes() {
     return this.book.outcomes;
+  }
+
+  /** Whether some rank's thread ran code of an earlier launch during this one (ThreadLaunch.strayed). */
+  get strayed(): boolean {
+    return this.book.strayed.size > 0;
   }
 
   /** Listens to every rank's port (its messages) and worker (errors, exit). */
@@ -170,7 +188,9 @@ class WorkersLaunch {
     this.book.fabric.close();
     await Promise.all(this.outputs.map((o) => o.flush()));
     for (const off of this.unlisten) off();
-    await Promise.all(this.workers.map((w, rank) => this.pool.release(w, !this.spoiled.has(rank))));
+    // After a stray (see runWorkers), none of the launch's workers is lent again: each may hold more of it.
+    const strayed = this.strayed;
+    await Promise.all(this.workers.map((w, rank) => this.pool.release(w, !strayed && !this.spoiled.has(rank))));
     if (closePool) await this.pool.close();
   }
 

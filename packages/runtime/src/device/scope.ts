@@ -1,56 +1,77 @@
 /**
- * How tensor ops find their rank's meter in Node: an AsyncLocalStorage, so
- * that the context follows each rank's async code through its awaits, on
- * the inline backend (where all ranks share a thread) as on workers (where
- * background streams and profiler regions interleave in one rank).
+ * How tensor ops find their rank's meter in Node: a context that follows
+ * each rank's async code through its awaits, on the inline backend (where
+ * all ranks share a thread) as on workers (where background streams and
+ * profiler regions interleave in one rank).
+ *
+ * It is carried by V8's promise hooks, not by Node's AsyncLocalStorage. A
+ * promise made while a context is current is noted in a WeakMap with it, and
+ * while a reaction of that promise runs (the code after an `await`, a
+ * `.then` callback) the context is that one again. AsyncLocalStorage would
+ * do the same, but through async_hooks, which puts on every promise of the
+ * thread two properties anyone can list: its store (a rank's code would
+ * reach its meter through `Promise.resolve()`) and a number from a counter
+ * the whole thread shares, which one launch on a worker could advance to a
+ * value of its choosing for the next launch to read. Here a promise carries
+ * nothing, and the WeakMap is this module's alone.
+ *
+ * What the hooks do not follow is code a host callback starts (a timer, an
+ * event): it runs outside any context, which on a rank worker is the rank's
+ * main context (`fallback`).
  *
  * This file is the runtime's only use of a Node facility for the device;
  * a browser build of the inline backend (the playground) needs another
  * implementation of the same small interface (MeterScope).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { promiseHooks } from 'node:v8';
 import { setMeterScope, type MeterContext, type MeterScope } from '@dtlab/tensor/meter';
-
-/**
- * What the async context holds: a ticket whose context only this module can
- * read. Node keeps an AsyncLocalStorage's store on every promise and timer
- * made under it, as a symbol property any code can list
- * (`Object.getOwnPropertySymbols(Promise.resolve())`), so the store must not
- * be the context itself: a rank's code would reach its meter through any
- * promise and could rewrite its clocks, its op table and its memory peak.
- */
-class Ticket {
-  readonly #ctx: MeterContext;
-  constructor(ctx: MeterContext) {
-    this.#ctx = ctx;
-    Object.freeze(this);
-  }
-  static contextOf(t: Ticket | undefined): MeterContext | undefined {
-    return t === undefined ? undefined : t.#ctx;
-  }
-}
 
 /** The scope the runtime installs in every thread that runs ranks. */
 class RankScope implements MeterScope {
-  private readonly storage = new AsyncLocalStorage<Ticket>();
   /**
    * On a rank worker, the rank's main context while a launch runs: code
    * that reaches the thread without an async context (a callback some API
    * calls from outside) is still the rank's, and is charged to it.
    */
   fallback: MeterContext | undefined = undefined;
+  /** The context of the code running now. */
+  #now: MeterContext | undefined = undefined;
+  /** The context each promise was made in (only promises made in one). */
+  readonly #madeIn = new WeakMap<Promise<unknown>, MeterContext>();
+  /** The contexts that reactions running now interrupted, innermost last. */
+  readonly #outer: (MeterContext | undefined)[] = [];
+
+  constructor() {
+    promiseHooks.createHook({
+      init: (promise) => {
+        if (this.#now !== undefined) this.#madeIn.set(promise, this.#now);
+      },
+      before: (promise) => {
+        this.#outer.push(this.#now);
+        this.#now = this.#madeIn.get(promise);
+      },
+      after: () => {
+        this.#now = this.#outer.pop();
+      },
+    });
+  }
 
   current(): MeterContext | undefined {
-    const ctx = Ticket.contextOf(this.storage.getStore());
-    // On a rank worker a store is the rank's only if it is of the launch that runs now: the store is an
-    // ordinary property of a promise, which code can set to a ticket it kept from an earlier launch (whose
-    // meter no one reads any more) to take its work off the books.
+    const ctx = this.#now;
+    // On a rank worker a context is the rank's only if it is of the launch that runs now: a reaction of a promise
+    // an earlier launch made (whose meter no one reads any more) must not take its work off the books.
     if (ctx !== undefined && (this.fallback === undefined || ctx.meter === this.fallback.meter)) return ctx;
     return this.fallback;
   }
 
   run<T>(ctx: MeterContext, fn: () => T): T {
-    return this.storage.run(new Ticket(ctx), fn);
+    const prev = this.#now;
+    this.#now = ctx;
+    try {
+      return fn();
+    } finally {
+      this.#now = prev;
+    }
   }
 }
 

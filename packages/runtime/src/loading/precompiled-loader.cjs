@@ -49,6 +49,10 @@ let untrustedRoot = null;
 let compiledFiles = [];
 // What freshLaunch() resets once the thread is confined (confine() sets them).
 let launchState = null;
+// Which launch of a confined thread runs, or which stretch between two: endLaunch() moves it on, as a launch ends
+// and again as the next begins. What a launch's code left to run later (a timer, a finalization callback, a
+// promise's reaction) is stamped with the epoch it was made in, and does not run, or is caught, in another.
+const launches = { epoch: 0 };
 
 /**
  * Installs the loader in this thread: `bundle` is the path of a bundle made
@@ -315,6 +319,12 @@ function confine() {
   }
   // Timers, whose callbacks are kept until freshLaunch() clears those a launch left.
   const clearTimers = trackTimers();
+  // The other callbacks a host calls later (a finalization registry's, a queued microtask, a timeout signal's):
+  // one made in an earlier launch runs nothing.
+  keepCallbacksToTheirLaunch();
+  // And a promise's reaction, which nothing can stop once its promise settles: one of a promise made in another
+  // launch is caught as it runs (watchStrays), and the launch it runs in is not trusted.
+  watchStrays();
   // Math.random: V8's generator is the thread's, and its outputs give its state away, so a launch could draw
   // until the next one's first value says what it chose. Each launch gets a generator of its own instead.
   const reseedRandom = launchRandom();
@@ -323,9 +333,8 @@ function confine() {
   for (const key of ['input', '$_', 'lastMatch', '$&', 'lastParen', '$+', 'leftContext', '$`', 'rightContext', "$'", '$1', '$2', '$3', '$4', '$5', '$6', '$7', '$8', '$9']) {
     delete RegExp[key];
   }
-  // performance's listener and handler tables: a listener added by one launch would run, with its closure,
-  // when the next dispatches an event there. The tables refuse every listener.
-  refuseListeners(globalThis.performance);
+  // performance: a clock that counts from the launch's start, and nothing else (launchPerformance).
+  const restartClock = launchPerformance();
   // Every global binding, read-only; every value reached from one, frozen.
   for (const key of Reflect.ownKeys(globalThis)) {
     const d = Reflect.getOwnPropertyDescriptor(globalThis, key);
@@ -357,12 +366,12 @@ function confine() {
   Object.defineProperty(globalThis, Symbol.for('dtlab.confined'), { value: true, writable: false, configurable: false });
   // No new global: one launch could leave a value there for the next.
   Object.preventExtensions(globalThis);
-  launchState = { clearTimers, renewConsole, reseedRandom };
+  launchState = { clearTimers, renewConsole, reseedRandom, restartClock };
 }
 
 /**
  * Prototypes of objects Node's globals hand out whose classes no global
- * names (URLSearchParams' iterator, performance.nodeTiming's class...):
+ * names (URLSearchParams' iterator):
  * reached from an instance, they would be as shared and as mutable as an
  * unfrozen intrinsic. (Timers hand out TimerHandles: see trackTimers.)
  */
@@ -376,12 +385,6 @@ function hostPrototypes() {
     add(q.entries());
     add(q.keys());
     add(q.values());
-  }
-  // performance.nodeTiming: an instance of a class no global names, made once per thread.
-  const timing = typeof performance === 'object' && performance !== null ? performance.nodeTiming : undefined;
-  if (timing !== null && typeof timing === 'object') {
-    protos.push(timing);
-    add(timing);
   }
   return protos;
 }
@@ -430,22 +433,49 @@ class TimerHandle {
   }
 }
 
+/** What a rank's `performance` offers besides now() and timeOrigin: each throws, saying so. */
+const PERFORMANCE_LEFT_OUT = ['mark', 'measure', 'getEntries', 'getEntriesByName', 'getEntriesByType', 'clearMarks', 'clearMeasures', 'clearResourceTimings', 'setResourceTimingBufferSize', 'markResourceTiming', 'timerify', 'eventLoopUtilization', 'addEventListener', 'removeEventListener', 'dispatchEvent'];
+
 /**
- * Makes a shared EventTarget (`performance`) take no listener: its listener
- * and handler tables, Maps Node keeps in symbol properties that freezing the
- * object does not freeze, become tables that hold nothing and refuse to.
+ * Replaces the global `performance` with a clock that counts from the start
+ * of the launch that runs (the returned function starts it again), and
+ * nothing else. Node's counts from the thread's start and keeps what the
+ * thread did: how long it has run (`now()`, a mark's start time), how long
+ * its event loop sat idle (`nodeTiming.idleTime`, `eventLoopUtilization()`),
+ * its marks and measures, its listeners. On a worker that serves launch
+ * after launch, each of those is a number one launch sets, by how long it
+ * runs or idles, for the next to read. Marks, measures and the rest throw,
+ * with a message that says why; the device's profiler is how a rank times
+ * its work.
  */
-function refuseListeners(target) {
-  if (target === null || typeof target !== 'object') return;
-  for (const s of Object.getOwnPropertySymbols(target)) {
-    const v = target[s];
-    if (Object.prototype.toString.call(v) !== '[object Map]') continue;
-    const refuse = () => {
-      throw new TypeError('a rank cannot add listeners to performance: it is shared by every launch on this thread');
-    };
-    const none = Object.freeze({ size: 0, get: () => undefined, has: () => false, set: refuse, delete: () => false, clear: () => undefined, keys: () => [][Symbol.iterator](), values: () => [][Symbol.iterator](), entries: () => [][Symbol.iterator](), forEach: () => undefined, [Symbol.iterator]: () => [][Symbol.iterator]() });
-    Object.defineProperty(target, s, { value: none, writable: false, configurable: false });
+function launchPerformance() {
+  const real = globalThis.performance;
+  if (real === null || typeof real !== 'object' || typeof real.now !== 'function') return () => undefined;
+  const realNow = real.now.bind(real);
+  const realOrigin = real.timeOrigin;
+  let start = realNow();
+  const performance = {
+    now() {
+      return realNow() - start;
+    },
+    get timeOrigin() {
+      return realOrigin + start;
+    },
+    toJSON() {
+      return { timeOrigin: realOrigin + start };
+    },
+  };
+  for (const name of PERFORMANCE_LEFT_OUT) {
+    performance[name] = {
+      [name]() {
+        throw new TypeError(`performance.${name} is not available to a rank: its performance has only now() and timeOrigin, which count from the launch's start (time a rank's work with the device's profiler, profile() from @dtlab/runtime)`);
+      },
+    }[name];
   }
+  Object.defineProperty(globalThis, 'performance', { value: performance, writable: true, configurable: true, enumerable: true });
+  return () => {
+    start = realNow();
+  };
 }
 
 /**
@@ -490,18 +520,17 @@ function launchRandom() {
  */
 function trackTimers() {
   const pending = new Map();
-  // Which launch a callback belongs to: one of an earlier launch that still fires (Node cannot clear a
-  // timeout refreshed from its own callback) runs nothing.
-  let epoch = 0;
+  // A callback of an earlier launch that still fires (Node cannot clear a timeout refreshed from its own
+  // callback) runs nothing.
   const wrap = (name, set, clear, once) => {
     const setter = {
       [name](callback, ...rest) {
         if (typeof callback !== 'function') return set(callback, ...rest); // Node's own error
         let handle;
-        const born = epoch;
+        const born = launches.epoch;
         const real = set(function (...args) {
           if (once) pending.delete(real);
-          if (born !== epoch) return undefined;
+          if (born !== launches.epoch) return undefined;
           return Reflect.apply(callback, handle, args);
         }, ...rest);
         handle = new TimerHandle(real, () => pending.set(real, clear));
@@ -524,10 +553,107 @@ function trackTimers() {
   if (typeof g.setImmediate === 'function') [g.setImmediate, g.clearImmediate] = wrap('setImmediate', g.setImmediate, g.clearImmediate, true);
   [g.setInterval, g.clearInterval] = wrap('setInterval', g.setInterval, g.clearInterval, false);
   return () => {
-    epoch++;
+    launches.epoch++;
     for (const [real, clear] of pending) clear(real);
     pending.clear();
   };
+}
+
+/**
+ * The callbacks other than timers that a host calls after the code that
+ * made them has returned, each run only in the launch that made it: a
+ * FinalizationRegistry's cleanup callback (called after a collection,
+ * which may come launches later: `gc` is a global of a thread with
+ * --expose-gc), a queueMicrotask callback, and AbortSignal.timeout's abort,
+ * which rides on a timer of this thread's own (so that the launch's end
+ * clears it) instead of Node's.
+ */
+function keepCallbacksToTheirLaunch() {
+  const apply = Reflect.apply;
+  const g = globalThis;
+  const RealRegistry = g.FinalizationRegistry;
+  if (typeof RealRegistry === 'function') {
+    const FinalizationRegistry = class FinalizationRegistry extends RealRegistry {
+      constructor(cleanup) {
+        if (typeof cleanup !== 'function') super(cleanup); // the built-in's own TypeError
+        else {
+          const born = launches.epoch;
+          super(function cleanupOfItsLaunch(held) {
+            if (born === launches.epoch) apply(cleanup, undefined, [held]);
+          });
+        }
+      }
+    };
+    Object.defineProperty(g, 'FinalizationRegistry', { value: FinalizationRegistry, writable: true, configurable: true, enumerable: false });
+  }
+  const realQueue = g.queueMicrotask;
+  if (typeof realQueue === 'function') {
+    g.queueMicrotask = function queueMicrotask(callback) {
+      if (typeof callback !== 'function') return realQueue(callback); // Node's own error
+      const born = launches.epoch;
+      return realQueue(() => {
+        if (born === launches.epoch) apply(callback, undefined, []);
+      });
+    };
+  }
+  const Signal = g.AbortSignal;
+  if (typeof Signal === 'function' && typeof Signal.timeout === 'function' && typeof g.AbortController === 'function') {
+    const Controller = g.AbortController;
+    const setTimer = g.setTimeout; // trackTimers' own
+    const Exception = g.DOMException;
+    Signal.timeout = function timeout(delay) {
+      if (typeof delay !== 'number' || !Number.isInteger(delay) || delay < 0 || delay > 2 ** 32 - 1) {
+        throw new RangeError(`AbortSignal.timeout: the delay must be a whole number of milliseconds from 0 to 4294967295, got ${String(delay)}`);
+      }
+      const controller = new Controller();
+      const why = () => (typeof Exception === 'function' ? new Exception('The operation was aborted due to timeout', 'TimeoutError') : new Error('The operation was aborted due to timeout'));
+      setTimer(() => controller.abort(why()), delay).unref();
+      return controller.signal;
+    };
+  }
+}
+
+// How many reactions of a promise made in another launch ran since strays() last said, and who to tell at once.
+let strayCount = 0;
+let onStray = null;
+
+/**
+ * Catches code of one launch running in another: V8's promise hooks stamp
+ * every promise with the epoch it is made in, and a reaction of a promise of
+ * another epoch (code after an await, a .then callback) is counted as it
+ * begins, and reported to the callback onStray() set. It cannot be stopped
+ * there (a promise hook that throws does not keep the reaction from
+ * running), so the runtime does not trust the launch it ran in and runs that
+ * launch again on workers that never ran anything (workers.ts). This is what
+ * catches a launch that keeps itself running on promises a host settles
+ * later (`WebAssembly.compile(bytes).then(again)`, Atomics.waitAsync):
+ * nothing of a launch's own code can run without one of its promises.
+ */
+function watchStrays() {
+  const bornIn = new WeakMap();
+  require('node:v8').promiseHooks.createHook({
+    init(promise) {
+      bornIn.set(promise, launches.epoch);
+    },
+    before(promise) {
+      const born = bornIn.get(promise);
+      if (born === undefined || born === launches.epoch) return;
+      strayCount++;
+      if (onStray !== null) onStray();
+    },
+  });
+}
+
+/** Sets what to call, at once, when code of another launch runs in this thread (see watchStrays). */
+function watchForStrays(callback) {
+  onStray = typeof callback === 'function' ? callback : null;
+}
+
+/** How many reactions of another launch's promises ran in this thread since the last call. */
+function strays() {
+  const n = strayCount;
+  strayCount = 0;
+  return n;
 }
 
 /**
@@ -557,12 +683,7 @@ function freshLaunch() {
   for (const file of compiledFiles) delete Module._cache[file];
   launchState.renewConsole();
   launchState.reseedRandom();
-  if (typeof performance === 'object' && performance !== null) {
-    performance.clearMarks?.();
-    performance.clearMeasures?.();
-    performance.clearResourceTimings?.();
-    performance.setResourceTimingBufferSize?.(250); // Node's default
-  }
+  launchState.restartClock();
 }
 
-module.exports = { install, confine, freshLaunch, endLaunch, bundleCode, bundleCodeFor, bundleStatus };
+module.exports = { install, confine, freshLaunch, endLaunch, watchForStrays, strays, bundleCode, bundleCodeFor, bundleStatus };

@@ -36,7 +36,8 @@ function hostObjects(): Record<string, object> {
     timeout: Object.getPrototypeOf(t) as object,
     immediate: Object.getPrototypeOf(i) as object,
     searchParamsIterator: Object.getPrototypeOf(new URLSearchParams('a=1').entries()) as object,
-    nodeTiming: Object.getPrototypeOf(performance.nodeTiming) as object,
+    // Node's performance has it; a confined rank's does not.
+    ...(typeof performance.nodeTiming === 'object' ? { nodeTiming: Object.getPrototypeOf(performance.nodeTiming) as object } : {}),
     tensor: Object.getPrototypeOf(tensor([1])) as object,
   };
 }
@@ -68,9 +69,16 @@ export function stash(comm: Comm): Record<string, string> {
     (performance as unknown as EventTarget).addEventListener('dtlab-stash', (e) => void ((e as unknown as Bag).secret = SECRET)),
   );
   out.bufferSize = attempt(() => (performance as unknown as { setResourceTimingBufferSize(n: number): void }).setResourceTimingBufferSize(42));
+  // How long this launch ran: a clock of the thread (Node's performance.now() counts from the thread's start)
+  // would tell the next launch a number of this launch's choosing.
+  const until = performance.now() + BUSY_MS;
+  while (performance.now() < until);
   console.count('launches');
   return out;
 }
+
+/** How long `stash` keeps its thread busy before it returns. */
+export const BUSY_MS = 500;
 
 /** What the next launch finds of SECRET (empty when nothing carried over). */
 export async function recover(comm: Comm): Promise<Record<string, unknown>> {
@@ -85,16 +93,26 @@ export async function recover(comm: Comm): Promise<Record<string, unknown>> {
   for (const [name, proto] of Object.entries(hostObjects())) look(name, (proto as Bag).dtlabStash);
   const legacy = RegExp as unknown as Bag;
   for (const key of ['$1', 'lastMatch', 'input', 'leftContext', 'rightContext', 'lastParen']) look(`regexp ${key}`, legacy[key]);
-  look('mark', performance.getEntriesByName('dtlab-stash').map((e) => String((e as { detail?: unknown }).detail)).join());
+  const clock = performance.now();
+  const idle = typeof performance.nodeTiming === 'object' ? performance.nodeTiming.idleTime : undefined;
+  try {
+    look('mark', performance.getEntriesByName('dtlab-stash').map((e) => String((e as { detail?: unknown }).detail)).join());
+  } catch {
+    // a confined rank's performance keeps no marks
+  }
   // Buffers small enough for the pool: each would be a slice of the pool's ArrayBuffer, whole in `.buffer`.
   for (const b of [Buffer.allocUnsafe(8), Buffer.from('y')]) look('bufferPool', Buffer.from(b.buffer).toString('latin1'));
   // Uninitialised memory: what an earlier launch's freed buffers held.
   for (let n = 0; n < 64; n++) look('allocUnsafe', Buffer.allocUnsafe(SECRET.length + (n % 4)).toString('latin1'));
   const event = new Event('dtlab-stash') as unknown as Bag;
-  (performance as unknown as EventTarget).dispatchEvent(event as unknown as Event);
+  try {
+    (performance as unknown as EventTarget).dispatchEvent(event as unknown as Event);
+  } catch {
+    // nor listeners
+  }
   look('listener', event.secret);
   console.count('launches');
   // Long enough for the earlier launch's timer and interval to fire, were they still pending.
   await new Promise((r) => setTimeout(r, 120));
-  return { rank: comm.rank, found };
+  return { rank: comm.rank, found, clock, idle };
 }

@@ -38,13 +38,9 @@ export async function walls(comm: Comm): Promise<Record<string, unknown>> {
   const timerThis = await new Promise<unknown>((r) => setTimeout(function (this: unknown) {
     r(this);
   }, 0));
-  // And so does every promise: what its async-context store leads to must not be the rank's meter.
-  const promise = Promise.resolve() as unknown as Bag;
-  const stores = Object.getOwnPropertySymbols(promise).filter((s) => String(s).includes('Resource'));
-  const leadsToMeter = stores.some((s) => {
-    const v = promise[s];
-    return v !== null && typeof v === 'object' && Reflect.ownKeys(v).some((k) => k === 'meter' || k === 'stream');
-  });
+  // And a promise carries nothing: no async-context store (which led to the meter) and no number from the
+  // thread's async-id counter (which one launch could advance for the next to read).
+  const promiseSymbols = Object.getOwnPropertySymbols(Promise.resolve()).map(String);
   const symbolsOf = (x: unknown) => (x !== null && typeof x === 'object' ? Object.getOwnPropertySymbols(x).map(String) : []);
   return {
     // Each assignment puts back what was there, so that the unconfined run, where they succeed, still works.
@@ -62,7 +58,7 @@ export async function walls(comm: Comm): Promise<Record<string, unknown>> {
     bufferPrototype: change(() => void ((Uint8Array.prototype as unknown as Bag)['extra'] = 1)),
     ownOverride: String(own),
     errorOverride: err.message,
-    promiseStore: stores.length > 0 ? (leadsToMeter ? 'the meter' : 'opaque') : 'none',
+    promiseSymbols,
     timerSymbols: [...symbolsOf(timer), ...symbolsOf(timerThis)].filter((s) => s.includes('Resource') || s.includes('async')),
     stdioPort: stdout ? Object.getOwnPropertySymbols(stdout).map(String).filter((s) => s.includes('Port')) : [],
     stack: (new Error('here').stack ?? '').split('\n').slice(1),
