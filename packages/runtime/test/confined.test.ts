@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWorkerBundle, compileModules, launch, WorkerPool, type CompiledModule, type PrecompiledModules } from '../src/index.ts';
-import { BUSY_MS } from './programs/untrusted-stash.ts';
+import { BUSY_MS, TIMERS_MADE } from './programs/untrusted-stash.ts';
 
 const PROGRAMS = fileURLToPath(new URL('./programs/', import.meta.url));
 
@@ -136,19 +136,22 @@ describe('untrusted precompiled modules', () => {
       const second = await launch({ worldSize: 2, backend: 'workers', program: { module: STASH, export: 'recover' }, pool, output: 'capture' });
       expect(second.ok, JSON.stringify(second.ranks.map((o) => o.error?.stack))).toBe(true);
       expect(pool.size).toBe(2); // the same two workers served both
-      const seen = second.ranks.map((o) => o.value as { found: unknown; clock: number; idle: number | undefined });
-      return { stashed: first.ranks[0]!.value as Record<string, string>, found: seen.map((v) => v.found), clocks: seen.map((v) => v.clock), idle: seen.map((v) => v.idle), output: second.ranks.map((o) => o.output) };
+      const seen = second.ranks.map((o) => o.value as { found: unknown; clock: number; idle: number | undefined; timerNumber: number });
+      return { stashed: first.ranks[0]!.value as Record<string, string>, found: seen.map((v) => v.found), clocks: seen.map((v) => v.clock), idle: seen.map((v) => v.idle), timerNumbers: seen.map((v) => v.timerNumber), output: second.ranks.map((o) => o.output) };
     };
     const confined = await twice({ bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS, reuseWorkers: true } });
     // What the first launch could not even write...
     expect(confined.stashed).toMatchObject({ listener: expect.stringMatching(/^threw: performance.addEventListener is not available to a rank/), mark: expect.stringMatching(/^threw: performance.mark is not available/), module: 'ok', global: expect.stringMatching(/^threw: .*not extensible/), timeout: expect.stringMatching(/^threw: /), immediate: expect.stringMatching(/^threw: /), searchParamsIterator: expect.stringMatching(/^threw: /), tensor: expect.stringMatching(/^threw: /) });
     expect(confined.stashed).not.toHaveProperty('nodeTiming');
+    expect(confined.stashed).toMatchObject({ timerNumbers: 'ok', realTimer: expect.stringMatching(/^threw: /) });
     // ...and what it wrote (its module state, a regex match, a mark, a pooled buffer, timers) the next launch does not find.
     expect(confined.found).toEqual([{}, {}]);
     // Its clock starts with the launch: not after the BUSY_MS the first launch kept the thread running, nor
     // with the time the thread sat idle (which Node's performance.nodeTiming.idleTime adds up).
     for (const clock of confined.clocks) expect(clock).toBeLessThan(BUSY_MS);
     expect(confined.idle).toEqual([undefined, undefined]);
+    // Its timers count from 1 again, whatever number of them the first launch made.
+    for (const n of confined.timerNumbers) expect(n).toBeLessThan(TIMERS_MADE);
     // Nor do the earlier launch's timers run in it, and the console counts afresh.
     expect(confined.output).toEqual(['launches: 1\n', 'launches: 1\n']);
     // Without the confinement, the secret carries over.
@@ -156,13 +159,14 @@ describe('untrusted precompiled modules', () => {
     expect(open.found[0]).toMatchObject({ module: expect.any(String), global: expect.any(String), timeout: expect.any(String) });
     expect(open.output[0]).toMatch(/launches: 2\n[^]*of an earlier launch/);
     for (const clock of open.clocks) expect(clock).toBeGreaterThan(BUSY_MS);
+    for (const n of open.timerNumbers) expect(n).toBeGreaterThan(TIMERS_MADE);
   });
 
   it("run none of a launch's code in the next: what a host calls back is kept to its launch, and a launch a promise loop ran into is run again", async () => {
-    const twice = async (precompiled: PrecompiledModules, quiet: boolean) => {
+    const twice = async (precompiled: PrecompiledModules, mode: 'quiet' | 'promises' | 'start') => {
       const pool = new WorkerPool({ memoryLimitMb: 128, precompiled });
       pools.push(pool);
-      const first = await launch({ worldSize: 2, backend: 'workers', program: { module: LINGER, export: 'linger' }, args: [quiet], pool, output: 'capture' });
+      const first = await launch({ worldSize: 2, backend: 'workers', program: { module: LINGER, export: 'linger' }, args: [mode], pool, output: 'capture' });
       expect(first.ok, JSON.stringify(first.ranks.map((o) => o.error?.stack))).toBe(true);
       const second = await launch({ worldSize: 2, backend: 'workers', program: { module: LINGER, export: 'look' }, pool, output: 'capture' });
       expect(second.ok, JSON.stringify(second.ranks.map((o) => o.error?.stack))).toBe(true);
@@ -170,20 +174,25 @@ describe('untrusted precompiled modules', () => {
     };
     const reuse = { bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS, reuseWorkers: true } };
     // A finalization callback and a timeout signal run nothing in the next launch, which is not run again.
-    const quiet = await twice(reuse, true);
+    const quiet = await twice(reuse, 'quiet');
     expect(quiet).toEqual({ started: ['finalization', 'timeout signal'], values: [0, 1], output: ['', ''], runAgain: 0, size: 2 });
     // A loop of promises the host settles runs on into the next launch, where it is caught: that launch runs
     // again on two fresh workers, and what the loop printed there is gone with the first run.
-    const loud = await twice(reuse, false);
+    const loud = await twice(reuse, 'promises');
     expect(loud).toMatchObject({ started: ['wasm loop', 'waitAsync', 'finalization', 'timeout signal'], values: [0, 1], output: ['', ''], runAgain: 1 });
     expect(loud.size).toBe(2); // the four workers that ran the first launches are gone
+    // So does a loop of WebAssembly start functions: instantiating runs them in a reaction of the launch's promise.
+    const start = await twice(reuse, 'start');
+    expect(start).toMatchObject({ started: ['start loop', 'finalization', 'timeout signal'], values: [0, 1], output: ['', ''], runAgain: 1 });
     // Without the confinement, all of it runs in the next launch.
-    const open = await twice({ bundle, modules }, false);
-    for (const [rank, output] of open.output.entries()) {
-      expect(output).toContain(`rank ${rank}: a promise loop of an earlier launch is still running`);
-      expect(output).toContain(`rank ${rank}: a timeout signal of an earlier launch aborted`);
+    for (const mode of ['promises', 'start'] as const) {
+      const open = await twice({ bundle, modules }, mode);
+      for (const [rank, output] of open.output.entries()) {
+        expect(output).toContain(mode === 'start' ? `rank ${rank}: a start function of an earlier launch is still running` : `rank ${rank}: a promise loop of an earlier launch is still running`);
+        expect(output).toContain(`rank ${rank}: a timeout signal of an earlier launch aborted`);
+      }
+      expect(open.runAgain).toBe(0);
     }
-    expect(open.runAgain).toBe(0);
   });
 
   it('leave nothing mutable within reach that two launches could share', async () => {

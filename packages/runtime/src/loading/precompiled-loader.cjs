@@ -389,20 +389,28 @@ function hostPrototypes() {
   return protos;
 }
 
+// The real timer behind a TimerHandle, for this file alone (set by TimerHandle's static block): a method of the
+// class would hand Node's Timeout, and with it its prototype, to any code that holds a handle.
+let realTimerOf = null;
+
 /**
  * What a confined thread's setTimeout, setImmediate and setInterval return:
  * a handle with the methods of Node's Timeout and Immediate (ref, unref,
- * hasRef, refresh, and a Timeout's number), holding the real one out of
- * reach. Node's timer objects carry the async context they were made in (a
- * symbol property), which in a rank is its runtime's meter, and link to the
- * other pending timers of the thread.
+ * hasRef, refresh, and a number), holding the real one out of
+ * reach. Node's timer objects link to the other pending timers of the
+ * thread, share a prototype every launch could write to, and number
+ * themselves from the thread's async-id counter, which one launch could
+ * advance for the next to read: a handle's number is its own, counted from
+ * 1 in each launch.
  */
 class TimerHandle {
   #real;
   #rearm;
-  constructor(real, rearm) {
+  #id;
+  constructor(real, rearm, id) {
     this.#real = real;
     this.#rearm = rearm;
+    this.#id = id;
   }
   ref() {
     this.#real.ref();
@@ -424,12 +432,10 @@ class TimerHandle {
     return this;
   }
   [Symbol.toPrimitive]() {
-    const p = this.#real[Symbol.toPrimitive];
-    return typeof p === 'function' ? p.call(this.#real) : NaN;
+    return this.#id;
   }
-  /** The real timer behind `h`, or `h` itself (a Timeout's number, say). */
-  static real(h) {
-    return h !== null && typeof h === 'object' && #real in h ? h.#real : h;
+  static {
+    realTimerOf = (h) => (h !== null && typeof h === 'object' && #real in h ? h.#real : undefined);
   }
 }
 
@@ -519,7 +525,11 @@ function launchRandom() {
  * forgotten (until refreshed).
  */
 function trackTimers() {
+  // Pending timers: the real one -> how to clear it. And this launch's handles by number (a number given to
+  // clearTimeout stands for the handle of that number), counted from 1 again in each launch.
   const pending = new Map();
+  const byNumber = new Map();
+  let lastNumber = 0;
   // A callback of an earlier launch that still fires (Node cannot clear a timeout refreshed from its own
   // callback) runs nothing.
   const wrap = (name, set, clear, once) => {
@@ -528,21 +538,29 @@ function trackTimers() {
         if (typeof callback !== 'function') return set(callback, ...rest); // Node's own error
         let handle;
         const born = launches.epoch;
+        const number = ++lastNumber;
         const real = set(function (...args) {
-          if (once) pending.delete(real);
+          if (once) {
+            pending.delete(real);
+            byNumber.delete(number);
+          }
           if (born !== launches.epoch) return undefined;
           return Reflect.apply(callback, handle, args);
         }, ...rest);
-        handle = new TimerHandle(real, () => pending.set(real, clear));
+        handle = new TimerHandle(real, () => pending.set(real, clear), number);
         pending.set(real, clear);
+        byNumber.set(number, handle);
         return handle;
       },
     }[name];
     const clearName = name.replace(/^set/, 'clear');
     const clearer = {
       [clearName](h) {
-        const real = TimerHandle.real(h);
+        const handle = typeof h === 'number' || typeof h === 'string' ? byNumber.get(Number(h)) : h;
+        const real = realTimerOf(handle);
+        if (real === undefined) return undefined; // not a timer of this launch: nothing to clear, as Node does
         pending.delete(real);
+        byNumber.delete(Number(handle));
         return clear(real);
       },
     }[clearName];
@@ -556,6 +574,8 @@ function trackTimers() {
     launches.epoch++;
     for (const [real, clear] of pending) clear(real);
     pending.clear();
+    byNumber.clear();
+    lastNumber = 0;
   };
 }
 
@@ -566,7 +586,9 @@ function trackTimers() {
  * which may come launches later: `gc` is a global of a thread with
  * --expose-gc), a queueMicrotask callback, and AbortSignal.timeout's abort,
  * which rides on a timer of this thread's own (so that the launch's end
- * clears it) instead of Node's.
+ * clears it) instead of Node's. And a WebAssembly module's start function
+ * runs in a reaction of a promise of its launch (which watchStrays watches),
+ * not from a task of V8's.
  */
 function keepCallbacksToTheirLaunch() {
   const apply = Reflect.apply;
@@ -596,6 +618,28 @@ function keepCallbacksToTheirLaunch() {
       });
     };
   }
+  // WebAssembly.instantiate runs the module's start function, which may be a JavaScript function of the
+  // launch's, from a task of V8's own once compiling is done: code that runs then is no promise's reaction,
+  // and nothing would tell it from the next launch's. Here the module is compiled first and instantiated in a
+  // reaction of the launch's own promise, which watchStrays sees. The streaming forms need a Response, which a
+  // rank has no way to make: they say so.
+  const Wasm = g.WebAssembly;
+  if (Wasm !== null && typeof Wasm === 'object' && typeof Wasm.instantiate === 'function') {
+    const { Module: WasmModule, Instance, compile } = Wasm;
+    const resolved = Promise.resolve.bind(Promise);
+    Wasm.instantiate = function instantiate(source, imports) {
+      if (source instanceof WasmModule) return resolved(source).then((module) => new Instance(module, imports));
+      return apply(compile, Wasm, [source]).then((module) => ({ module, instance: new Instance(module, imports) }));
+    };
+    for (const name of ['instantiateStreaming', 'compileStreaming']) {
+      if (typeof Wasm[name] !== 'function') continue;
+      Wasm[name] = {
+        [name]() {
+          return Promise.reject(new TypeError(`WebAssembly.${name} needs a Response, which a rank cannot make: compile the module's bytes with WebAssembly.compile or instantiate`));
+        },
+      }[name];
+    }
+  }
   const Signal = g.AbortSignal;
   if (typeof Signal === 'function' && typeof Signal.timeout === 'function' && typeof g.AbortController === 'function') {
     const Controller = g.AbortController;
@@ -613,15 +657,14 @@ function keepCallbacksToTheirLaunch() {
   }
 }
 
-// How many reactions of a promise made in another launch ran since strays() last said, and who to tell at once.
-let strayCount = 0;
+// Who to tell, at once, when a reaction of a promise made in another launch begins (watchStrays).
 let onStray = null;
 
 /**
  * Catches code of one launch running in another: V8's promise hooks stamp
  * every promise with the epoch it is made in, and a reaction of a promise of
- * another epoch (code after an await, a .then callback) is counted as it
- * begins, and reported to the callback onStray() set. It cannot be stopped
+ * another epoch (code after an await, a .then callback) is reported as it
+ * begins, to the callback watchForStrays() set. It cannot be stopped
  * there (a promise hook that throws does not keep the reaction from
  * running), so the runtime does not trust the launch it ran in and runs that
  * launch again on workers that never ran anything (workers.ts). This is what
@@ -637,9 +680,7 @@ function watchStrays() {
     },
     before(promise) {
       const born = bornIn.get(promise);
-      if (born === undefined || born === launches.epoch) return;
-      strayCount++;
-      if (onStray !== null) onStray();
+      if (born !== undefined && born !== launches.epoch && onStray !== null) onStray();
     },
   });
 }
@@ -647,13 +688,6 @@ function watchStrays() {
 /** Sets what to call, at once, when code of another launch runs in this thread (see watchStrays). */
 function watchForStrays(callback) {
   onStray = typeof callback === 'function' ? callback : null;
-}
-
-/** How many reactions of another launch's promises ran in this thread since the last call. */
-function strays() {
-  const n = strayCount;
-  strayCount = 0;
-  return n;
 }
 
 /**
@@ -672,7 +706,7 @@ function endLaunch() {
  * instances, none of the last launch's state), no timer of an earlier launch
  * is left to run, and the little mutable state that JavaScript and Node keep
  * per thread outside any object a launch made (Math.random's generator,
- * the console's counters and timers, performance marks) is reset.
+ * the console's counters and timers, the clock performance keeps) is reset.
  * Everything else two launches could both reach is frozen or gone
  * (confine), and the global object takes no new property. A no-op in a thread that is
  * not confined.
@@ -686,4 +720,4 @@ function freshLaunch() {
   launchState.restartClock();
 }
 
-module.exports = { install, confine, freshLaunch, endLaunch, watchForStrays, strays, bundleCode, bundleCodeFor, bundleStatus };
+module.exports = { install, confine, freshLaunch, endLaunch, watchForStrays, bundleCode, bundleCodeFor, bundleStatus };

@@ -14,11 +14,31 @@ import type { Comm } from '@dtlab/runtime';
 
 // The smallest WebAssembly module: compiling it is a promise the host settles a little later.
 const EMPTY_MODULE = new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]);
+// A module that imports a function `m.f` and makes it its start function: instantiating it calls `f`.
+const STARTS_F = new Uint8Array([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 1, 4, 1, 0x60, 0, 0, 2, 7, 1, 1, 0x6d, 1, 0x66, 0, 0, 8, 1, 0]);
 
-/** Starts code that outlives the launch: host-settled promise loops, unless `quiet`, and host callbacks. */
-export function linger(comm: Comm, quiet = false): string[] {
+/**
+ * Starts code that outlives the launch: with 'promises', loops on promises
+ * a host settles; with 'start', a loop of WebAssembly start functions
+ * (which V8 calls from a task of its own, no promise's reaction, were the
+ * module instantiated as V8 does it); and in every mode, host callbacks.
+ */
+export function linger(comm: Comm, mode: 'quiet' | 'promises' | 'start'): string[] {
   const started: string[] = [];
-  if (!quiet) {
+  if (mode === 'start') {
+    const until = Date.now() + 2000;
+    let told = false;
+    const f = () => {
+      if (!told && Date.now() > until - 1700) {
+        told = true;
+        console.log(`rank ${comm.rank}: a start function of an earlier launch is still running`);
+      }
+      if (Date.now() < until) void WebAssembly.instantiate(STARTS_F, { m: { f } });
+    };
+    void WebAssembly.instantiate(STARTS_F, { m: { f } });
+    started.push('start loop');
+  }
+  if (mode === 'promises') {
     // A loop on promises the host settles: each turn compiles a module and goes round again, for two seconds.
     const until = Date.now() + 2000;
     let told = false;

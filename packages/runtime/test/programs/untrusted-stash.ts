@@ -68,6 +68,17 @@ export function stash(comm: Comm): Record<string, string> {
   out.listener = attempt(() =>
     (performance as unknown as EventTarget).addEventListener('dtlab-stash', (e) => void ((e as unknown as Bag).secret = SECRET)),
   );
+  // Node numbers its timers from the thread's async-id counter, which as many timers as a launch makes move on.
+  out.timerNumbers = attempt(() => {
+    for (let i = 0; i < TIMERS_MADE; i++) clearTimeout(setTimeout(() => undefined, 1e6));
+  });
+  // Node's own timer behind a handle, whose prototype every launch's timers share.
+  out.realTimer = attempt(() => {
+    const h = setTimeout(() => undefined, 0);
+    clearTimeout(h);
+    const real = (Object.getPrototypeOf(h) as { constructor: { real(h: unknown): object } }).constructor.real(h);
+    (Object.getPrototypeOf(real) as Bag).dtlabStash = SECRET;
+  });
   out.bufferSize = attempt(() => (performance as unknown as { setResourceTimingBufferSize(n: number): void }).setResourceTimingBufferSize(42));
   // How long this launch ran: a clock of the thread (Node's performance.now() counts from the thread's start)
   // would tell the next launch a number of this launch's choosing.
@@ -79,9 +90,12 @@ export function stash(comm: Comm): Record<string, string> {
 
 /** How long `stash` keeps its thread busy before it returns. */
 export const BUSY_MS = 500;
+/** How many timers `stash` makes (and clears) to move a counter of the thread on. */
+export const TIMERS_MADE = 5000;
 
 /** What the next launch finds of SECRET (empty when nothing carried over). */
 export async function recover(comm: Comm): Promise<Record<string, unknown>> {
+  const timerNumber = Number(setTimeout(() => undefined, 0));
   const g = globalThis as unknown as Bag;
   const found: Record<string, unknown> = {};
   const look = (name: string, value: unknown) => {
@@ -114,5 +128,5 @@ export async function recover(comm: Comm): Promise<Record<string, unknown>> {
   console.count('launches');
   // Long enough for the earlier launch's timer and interval to fire, were they still pending.
   await new Promise((r) => setTimeout(r, 120));
-  return { rank: comm.rank, found, clock, idle };
+  return { rank: comm.rank, found, clock, idle, timerNumber };
 }
