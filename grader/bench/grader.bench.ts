@@ -2,13 +2,10 @@
  * `pnpm bench grader`: how long a student's own `pnpm grade ex01` takes on
  * the reference solution, beside the floor: the same checks as a command of
  * their own with no isolation (no private copy, no policy check, no grading
- * process, no permission model, no rubric), started the same way. The
- * student's command grades a course copy (the exercise folder, here the
- * reference solution), so its rank workers are reused across launches
- * (isCourseCopy); also printed: the same grading of someone else's copy (the
- * solution copied to a folder of its own), which gets fresh workers for every
- * launch as a TA's does, and the checks alone, in this process with
- * everything already loaded.
+ * process, no permission model, no rubric), started the same way. Also
+ * printed: the same grading of someone else's copy (the solution copied to a
+ * folder of its own, graded with --submission as a TA grades one), and the
+ * checks alone, in this process with everything already loaded.
  *
  * All run every public and hidden check of ex01 with the same seed; the
  * ratio to the floor is the price of the trust boundary. Each is timed in
@@ -36,7 +33,7 @@ const solution = join(SOLUTIONS_DIR, exercise.folder);
 const cli = join(ROOT, 'grader', 'bin', 'grade.cjs'); // what the root package.json's `grade` script runs
 const FLOOR_PROCESS = join(ROOT, 'grader', 'bench', 'floor-process.cjs');
 const out = mkdtempSync(join(tmpdir(), 'dtlab-bench-grader-'));
-// Someone else's copy of the solution: not a course copy, so graded with fresh workers per launch.
+// Someone else's copy of the solution, as a TA grades one (--submission on a folder outside the course).
 const othersCopy = join(out, 'submission');
 cpSync(join(solution, 'src'), join(othersCopy, 'src'), { recursive: true });
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -108,8 +105,8 @@ const TARGET_MS = 1000;
 const verdict = (ok: boolean) => (ok ? 'met' : 'missed');
 const row = (name: string, t: Took, note: string) => console.log(`${name.padEnd(50)} ${(t.ms / 1000).toFixed(2).padStart(6)} s  ${(t.cpuMs / 1000).toFixed(2).padStart(6)} s CPU   ${note}`);
 console.log(`${''.padEnd(50)} ${'wall'.padStart(8)}  ${'CPU'.padStart(10)}`);
-row(`pnpm grade ${exercise.manifest.id}, a student's own (workers reused)`, g, `target < 1 s: ${verdict(g.ms < TARGET_MS)}`);
-row(`  the same, someone else's copy (fresh workers)`, o, "a TA's grading of one submission");
+row(`pnpm grade ${exercise.manifest.id}, a student's own`, g, `target < 1 s: ${verdict(g.ms < TARGET_MS)}`);
+row(`  the same, someone else's copy (--submission)`, o, "a TA's grading of one submission");
 row('the same checks as a command, no isolation', f, 'the floor');
 row('the same checks in this process, already loaded', w, 'what the checks alone take');
 console.log(`\nratio grade/floor: ${(g.ms / f.ms).toFixed(2)}x wall, ${(g.cpuMs / f.cpuMs).toFixed(2)}x CPU (target <= ${TARGET_RATIO}x: ${verdict(g.ms / f.ms <= TARGET_RATIO)} on wall time)`);
@@ -127,6 +124,6 @@ reportFigures([
   { bench: 'grader', figure: `pnpm grade ${exercise.manifest.id}, a student's own (the solution), wall`, unit: 's', dtlab: g.ms / 1000, peer: f.ms / 1000, peerName: floorName, ratio: g.ms / f.ms, target: `<= ${TARGET_RATIO}x`, met: meets(g.ms / f.ms, '<=', TARGET_RATIO) },
   { bench: 'grader', figure: `pnpm grade ${exercise.manifest.id}, a student's own (the solution), CPU`, unit: 'CPU s', dtlab: g.cpuMs / 1000, peer: f.cpuMs / 1000, peerName: floorName, ratio: g.cpuMs / f.cpuMs, target: `<= ${TARGET_RATIO}x`, met: meets(g.cpuMs / f.cpuMs, '<=', TARGET_RATIO) },
   { bench: 'grader', figure: `pnpm grade ${exercise.manifest.id}, a student's own (the solution), wall time`, unit: 's', dtlab: g.ms / 1000, peer: null, peerName: '-', ratio: null, target: '< 1 s', met: g.ms < TARGET_MS },
-  { bench: 'grader', figure: `pnpm grade ${exercise.manifest.id} --submission, someone else's copy (fresh workers), CPU`, unit: 'CPU s', dtlab: o.cpuMs / 1000, peer: f.cpuMs / 1000, peerName: floorName, ratio: o.cpuMs / f.cpuMs, target: '-', met: null },
+  { bench: 'grader', figure: `pnpm grade ${exercise.manifest.id} --submission, someone else's copy, CPU`, unit: 'CPU s', dtlab: o.cpuMs / 1000, peer: f.cpuMs / 1000, peerName: floorName, ratio: o.cpuMs / f.cpuMs, target: '-', met: null },
 ]);
 rmSync(out, { recursive: true, force: true });

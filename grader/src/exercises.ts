@@ -2,9 +2,9 @@
  * Finding exercises: `ex01`, `1`, `ex01-allreduce-mean` or a folder name all
  * name the same exercise.
  */
-import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { EXERCISES_DIR, SOLUTIONS_DIR } from './paths.ts';
+import { EXERCISES_DIR } from './paths.ts';
 import { loadManifest, type Manifest } from './manifest.ts';
 import { UserError } from './user-error.ts';
 
@@ -48,20 +48,3 @@ export function findExercise(name: string, root = EXERCISES_DIR): Exercise {
   return { folder, dir: join(root, folder), manifest: loadManifest(join(root, folder, 'exercise.json'), folder) };
 }
 
-/**
- * Whether `dir` is one of this checkout's own copies of `exercise`: its
- * exercise folder (a student's own work) or its reference solution. Neither
- * is a submission from someone else to be defended against, so grading one
- * may reuse rank workers across launches (GradeOptions.reuseWorkers).
- */
-export function isCourseCopy(exercise: Exercise, dir: string): boolean {
-  const real = (p: string) => {
-    try {
-      return realpathSync(p);
-    } catch {
-      return null;
-    }
-  };
-  const given = real(dir);
-  return given !== null && [exercise.dir, join(SOLUTIONS_DIR, exercise.folder)].some((d) => real(d) === given);
-}

@@ -54,10 +54,12 @@ export interface GradeOptions {
    */
   unsafeSkipConfinement?: boolean;
   /**
-   * Let the rank workers that ran the submission serve its later launches
-   * (PrecompiledModules.untrusted.reuseWorkers): about twice as fast, for a
-   * student grading their own work, where there is no one to cheat. Default
-   * false: each launch gets fresh workers.
+   * Whether the rank workers that ran one launch of the submission serve
+   * its later launches (PrecompiledModules.untrusted.reuseWorkers), each
+   * launch meeting none of what an earlier one left and none of its code
+   * (the runtime README, "Launch after launch on one worker"). Default
+   * true, about twice as fast as false, which starts fresh workers for
+   * every launch.
    */
   reuseWorkers?: boolean;
 }
@@ -147,7 +149,7 @@ class Grading {
     if (missing.length) return this.finish(base, [policyCheck('failed', policyMessage(missing)), ...this.skipAll('not run: the policy check failed')], ['policy']);
 
     const unconfined = Boolean(this.opts.unsafeSkipPolicy && this.opts.unsafeSkipConfinement);
-    const precompiled = await precompiledFor(copy.dir, unconfined ? null : manifest.allowedImports, this.opts.reuseWorkers ?? false);
+    const precompiled = await precompiledFor(copy.dir, unconfined ? null : manifest.allowedImports, this.opts.reuseWorkers ?? true);
     if (!precompiled && !unconfined) {
       // A submission runs only confined, and only compiled modules can be: do not fall back to running it as it is.
       const why = 'not run: the grader could not compile the course and the submission ahead (esbuild failed), and a submission is run only in compiled form, confined; run `pnpm install` and grade again';

@@ -17,7 +17,7 @@ import { randomInt } from 'node:crypto';
 import { existsSync, watch as fsWatch } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Chapter } from '@dtlab/course';
-import { findExercise, isCourseCopy, listExercises, type Exercise } from '../exercises.ts';
+import { findExercise, listExercises, type Exercise } from '../exercises.ts';
 import { gradeSubmission } from '../grade.ts';
 import { sweepLeftovers } from '../leftovers.ts';
 import { formatReport, palette } from '../report.ts';
@@ -150,10 +150,6 @@ async function gradeOnce(run: GradeRun): Promise<{ exitCode: number; rubric: Rub
     submissionDir,
     seed,
     hidden: !options['no-hidden'],
-    // A student grading their own exercise folder (or the reference solution) has no one to cheat:
-    // workers are reused (twice as fast). Any other folder (a TA grading a student's) gets fresh
-    // workers for every launch.
-    reuseWorkers: isCourseCopy(exercise, submissionDir),
     hintsShown: shown,
     onProgress: (m) => {
       if (live && m.type === 'check-started') process.stderr.write(`\r\x1b[2Kgrading ${id}: ${m.id} ...`);

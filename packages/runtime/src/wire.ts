@@ -94,7 +94,8 @@ export function encodeError(e: unknown): ErrorRecord {
         fields[k] = String(v);
       }
     }
-    return { name: e.name, message: e.message, stack: e.stack, fields };
+    const stack: unknown = e.stack;
+    return { name: asText(e.name), message: asText(e.message), stack: stack === undefined ? undefined : asText(stack), fields };
   }
   return { name: 'NonErrorThrown', message: `a non-Error value was thrown: ${safeString(e)}`, fields: {} };
 }
@@ -112,6 +113,11 @@ export function decodeError(r: ErrorRecord): Error {
   e.name = r.name;
   if (r.stack) e.stack = r.stack;
   return e;
+}
+
+/** `v` as a string: an error's name, message or stack may be anything its code set. */
+function asText(v: unknown): string {
+  return typeof v === 'string' ? v : safeString(v);
 }
 
 function safeString(v: unknown): string {

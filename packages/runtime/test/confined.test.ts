@@ -24,6 +24,7 @@ const WALLS = here('./programs/untrusted-walls.ts');
 const STASH = here('./programs/untrusted-stash.ts');
 const REACH = here('./programs/untrusted-reach.ts');
 const LINGER = here('./programs/untrusted-linger.ts');
+import type { LingerMode } from './programs/untrusted-linger.ts';
 const ALLOW = ['@dtlab/tensor', '@dtlab/runtime'];
 
 let dir: string;
@@ -163,14 +164,16 @@ describe('untrusted precompiled modules', () => {
   });
 
   it("run none of a launch's code in the next: what a host calls back is kept to its launch, and a launch a promise loop ran into is run again", async () => {
-    const twice = async (precompiled: PrecompiledModules, mode: 'quiet' | 'promises' | 'start') => {
+    const twice = async (precompiled: PrecompiledModules, mode: LingerMode, gapMs = 0) => {
       const pool = new WorkerPool({ memoryLimitMb: 128, precompiled });
       pools.push(pool);
       const first = await launch({ worldSize: 2, backend: 'workers', program: { module: LINGER, export: 'linger' }, args: [mode], pool, output: 'capture' });
       expect(first.ok, JSON.stringify(first.ranks.map((o) => o.error?.stack))).toBe(true);
+      if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
       const second = await launch({ worldSize: 2, backend: 'workers', program: { module: LINGER, export: 'look' }, pool, output: 'capture' });
       expect(second.ok, JSON.stringify(second.ranks.map((o) => o.error?.stack))).toBe(true);
-      return { started: first.ranks[0]!.value, values: second.ranks.map((o) => o.value), output: second.ranks.map((o) => o.output), runAgain: pool.launchesRunAgain, size: pool.size };
+      const value = first.ranks[0]!.value as string[] | { started: string[] };
+      return { started: Array.isArray(value) ? value : value.started, values: second.ranks.map((o) => o.value), output: second.ranks.map((o) => o.output), runAgain: pool.launchesRunAgain, size: pool.size };
     };
     const reuse = { bundle, modules, untrusted: { allow: ALLOW, root: PROGRAMS, reuseWorkers: true } };
     // A finalization callback and a timeout signal run nothing in the next launch, which is not run again.
@@ -184,6 +187,12 @@ describe('untrusted precompiled modules', () => {
     // So does a loop of WebAssembly start functions: instantiating runs them in a reaction of the launch's promise.
     const start = await twice(reuse, 'start');
     expect(start).toMatchObject({ started: ['start loop', 'finalization', 'timeout signal'], values: [0, 1], output: ['', ''], runAgain: 1 });
+    // And code the runtime runs itself as it sends the result (a getter of it) runs within the launch: what it
+    // leaves to run after is caught, and the next launch, which it would print into, runs again.
+    expect(await twice(reuse, 'late')).toMatchObject({ started: ['late getter'], values: [0, 1], output: ['', ''], runAgain: 1 });
+    // A compile left to fail once the launch is over ends the thread while it sits idle: the pool lets it go
+    // (the launching thread carries on), and the next launch runs on a fresh worker.
+    expect(await twice(reuse, 'reject', 1500)).toMatchObject({ started: ['failing compile', 'finalization', 'timeout signal'], values: [0, 1], output: ['', ''] });
     // Without the confinement, all of it runs in the next launch.
     for (const mode of ['promises', 'start'] as const) {
       const open = await twice({ bundle, modules }, mode);

@@ -69,6 +69,9 @@ export { WorkerStartError } from '../errors.ts';
  * also poll for its messages with receiveMessageOnPort.
  */
 export class RankWorker {
+  /** The thread's exit code, once it has exited (the pool sees it go, whoever has the worker then). */
+  exitCode: number | undefined = undefined;
+
   constructor(
     readonly worker: Worker,
     readonly port: MessagePort,
@@ -218,6 +221,25 @@ export class WorkerPool {
     await Promise.all([...this.all].map((w) => this.discard(w)));
   }
 
+  /**
+   * Listens to a worker for as long as it lives: one that dies while idle
+   * (an error its last launch's code left to be thrown later) leaves the
+   * pool, and never takes this process with it, as a worker's 'error' with
+   * no listener would. A launch that has it listens too (workers.ts).
+   */
+  private watch(w: RankWorker): void {
+    const gone = (code?: unknown) => {
+      if (typeof code === 'number') w.exitCode = code;
+      const i = this.idle.indexOf(w);
+      if (i < 0) return;
+      this.idle.splice(i, 1);
+      this.all.delete(w);
+      w.port.close();
+    };
+    w.worker.on('error', gone);
+    w.worker.once('exit', gone);
+  }
+
   private park(w: RankWorker): void {
     // An idle worker must not keep the process alive.
     w.worker.unref();
@@ -295,7 +317,9 @@ export class WorkerPool {
         worker.off('message', onMessage);
         worker.off('error', onError);
         worker.off('exit', onExit);
-        resolve(new RankWorker(worker, channel.port1));
+        const w = new RankWorker(worker, channel.port1);
+        this.watch(w);
+        resolve(w);
       };
       const onError = (e: Error) => fail(`failed while starting: ${e.message}`);
       const onExit = (code: number) => fail(`exited with code ${code} while starting`);

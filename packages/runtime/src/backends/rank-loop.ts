@@ -95,8 +95,10 @@ export function serveRank(thread: RankThread): RankServer {
     // Code that reaches this thread outside any async context is this rank's.
     thread.setFallback(rt.rootContext);
     const end = (m: FromRank, transfer: ArrayBuffer[] = []) => {
-      thread.ending(launch, init);
+      // Posted before the launch ends: cloning the message runs whatever of the program's code it holds (a
+      // getter of a returned object, of an error's field), which must run in the launch, not after it.
       post(m, transfer);
+      thread.ending(launch, init);
       if (current?.launch === launch) {
         current = null;
         thread.setFallback(undefined);

@@ -144,6 +144,8 @@ class WorkersLaunch {
       w.port.on('message', onPortMessage);
       w.worker.on('error', onError);
       w.worker.on('exit', onExit);
+      // A worker that died on its way here (after the pool lent it, before these listeners).
+      if (w.exitCode !== undefined) onExit(w.exitCode);
       this.unlisten.push(() => {
         w.port.off('message', onPortMessage);
         w.worker.off('error', onError);

@@ -52,7 +52,8 @@ let launchState = null;
 // Which launch of a confined thread runs, or which stretch between two: endLaunch() moves it on, as a launch ends
 // and again as the next begins. What a launch's code left to run later (a timer, a finalization callback, a
 // promise's reaction) is stamped with the epoch it was made in, and does not run, or is caught, in another.
-const launches = { epoch: 0 };
+// `running`: whether a launch runs now (between freshLaunch and endLaunch); `begun`: whether one ever has.
+const launches = { epoch: 0, running: false, begun: false };
 
 /**
  * Installs the loader in this thread: `bundle` is the path of a bundle made
@@ -627,6 +628,12 @@ function keepCallbacksToTheirLaunch() {
   if (Wasm !== null && typeof Wasm === 'object' && typeof Wasm.instantiate === 'function') {
     const { Module: WasmModule, Instance, compile } = Wasm;
     const resolved = Promise.resolve.bind(Promise);
+    // And compiling settles through a reaction of the launch's own too: a compile left unhandled that fails
+    // launches later would otherwise end the thread with an error of the launch's choosing, no reaction run.
+    Wasm.compile = function compile_(source) {
+      return apply(compile, Wasm, [source]).then((module) => module);
+    };
+    Object.defineProperty(Wasm.compile, 'name', { value: 'compile' });
     Wasm.instantiate = function instantiate(source, imports) {
       if (source instanceof WasmModule) return resolved(source).then((module) => new Instance(module, imports));
       return apply(compile, Wasm, [source]).then((module) => ({ module, instance: new Instance(module, imports) }));
@@ -663,14 +670,17 @@ let onStray = null;
 /**
  * Catches code of one launch running in another: V8's promise hooks stamp
  * every promise with the epoch it is made in, and a reaction of a promise of
- * another epoch (code after an await, a .then callback) is reported as it
- * begins, to the callback watchForStrays() set. It cannot be stopped
- * there (a promise hook that throws does not keep the reaction from
- * running), so the runtime does not trust the launch it ran in and runs that
- * launch again on workers that never ran anything (workers.ts). This is what
- * catches a launch that keeps itself running on promises a host settles
- * later (`WebAssembly.compile(bytes).then(again)`, Atomics.waitAsync):
- * nothing of a launch's own code can run without one of its promises.
+ * another epoch (code after an await, a .then callback), or any reaction
+ * between two launches, is reported as it begins, to the callback
+ * watchForStrays() set. It cannot be stopped there (a promise hook that
+ * throws does not keep the reaction from running), so the runtime does not
+ * trust the launch it ran in (or the next, between two) and runs that
+ * launch again on workers that never ran anything (workers.ts). This is
+ * what catches a launch that keeps itself running on promises a host
+ * settles later (`WebAssembly.compile(bytes).then(again)`,
+ * Atomics.waitAsync): once the callbacks a host calls are kept to their
+ * launch (keepCallbacksToTheirLaunch), none of a launch's code can run
+ * after it but through a reaction of one of its promises.
  */
 function watchStrays() {
   const bornIn = new WeakMap();
@@ -680,7 +690,10 @@ function watchStrays() {
     },
     before(promise) {
       const born = bornIn.get(promise);
-      if (born !== undefined && born !== launches.epoch && onStray !== null) onStray();
+      // A reaction of another launch's promise; or, once launches have begun, any reaction between two (the
+      // runtime's own code runs none there): code that runs there would meet the next launch.
+      const stray = born !== undefined && (born !== launches.epoch || (!launches.running && launches.begun));
+      if (stray && onStray !== null) onStray();
     },
   });
 }
@@ -697,6 +710,7 @@ function watchForStrays(callback) {
  * A no-op in a thread that is not confined.
  */
 function endLaunch() {
+  launches.running = false;
   if (launchState) launchState.clearTimers();
 }
 
@@ -713,6 +727,8 @@ function endLaunch() {
  */
 function freshLaunch() {
   endLaunch();
+  launches.running = true;
+  launches.begun = true;
   if (!launchState) return;
   for (const file of compiledFiles) delete Module._cache[file];
   launchState.renewConsole();
