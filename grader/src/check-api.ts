@@ -69,10 +69,12 @@ export interface RunSpec {
   /** What every rank's program returns; a rank whose value does not match fails the check (see ValueShape). */
   returns?: ValueShape;
   /**
-   * Run on rank workers that nothing ran on before, even when the grading
-   * reuses workers (a student's own `pnpm grade`): for a launch that must not
-   * meet anything an earlier launch left in a worker (a checkpoint that is
-   * loaded into a fresh optimizer, say).
+   * Run on rank workers that no launch ran on before (a grading's workers
+   * otherwise serve launch after launch): for a launch that must not meet
+   * anything an earlier launch could have left in a worker (a checkpoint
+   * that is loaded into a fresh optimizer, say), or whose memory figures
+   * should be those of a thread that ran nothing else. They serve the
+   * grading's later launches afterwards.
    */
   freshWorkers?: boolean;
   /**

@@ -26,8 +26,6 @@ export class Context extends CheckContextBase {
     private readonly pool?: WorkerPool,
     /** What the checks of this grading run share. */
     sharedRuns: SharedRuns = new Map(),
-    /** A pool like `pool` whose workers never ran anything (RunSpec.freshWorkers); closed after the launch unless it is `pool`. */
-    private readonly freshPool?: () => WorkerPool,
   ) {
     super(manifest, seed, checkId, sharedRuns);
   }
@@ -50,8 +48,7 @@ export class Context extends CheckContextBase {
   }
 
   async run(spec: RunSpec): Promise<LaunchResult> {
-    // Fresh workers: a pool whose workers never ran the submission (the shared one may lend workers that did).
-    const pool = spec.freshWorkers && this.freshPool ? this.freshPool() : this.pool;
+    const pool = this.pool;
     const result = await launch({
       worldSize: spec.worldSize,
       backend: 'workers',
@@ -68,9 +65,9 @@ export class Context extends CheckContextBase {
       ...(spec.device !== undefined ? { device: spec.device } : {}),
       ...(spec.timeline ? { timeline: true } : {}),
       ...(spec.markKey !== undefined ? { markKey: spec.markKey } : {}),
-      ...(pool ? { pool } : {}),
+      // Fresh workers: ones of the pool that never served a launch (without a pool, every launch's are).
+      ...(pool ? { pool, ...(spec.freshWorkers ? { freshWorkers: true } : {}) } : {}),
     });
-    if (pool && pool !== this.pool) await pool.close();
     return this.record(spec, result);
   }
 

@@ -20,9 +20,9 @@ export async function loadCheckModule(path: string | null): Promise<CheckModule 
 }
 
 /** Runs one check and turns whatever happened into a CheckResult. */
-export async function runCheck(job: GradingJob, manifest: Manifest, id: string, module: CheckModule | null, pool?: WorkerPool, shared?: SharedRuns, freshPool?: () => WorkerPool): Promise<CheckResult> {
+export async function runCheck(job: GradingJob, manifest: Manifest, id: string, module: CheckModule | null, pool?: WorkerPool, shared?: SharedRuns): Promise<CheckResult> {
   const started = performance.now();
-  const ctx = new Context(manifest, job.seed, id, job.submissionDir, pool, shared, freshPool);
+  const ctx = new Context(manifest, job.seed, id, job.submissionDir, pool, shared);
   const done = (status: CheckResult['status'], message: string, extra: Partial<CheckResult> = {}): CheckResult => ({
     id,
     status,

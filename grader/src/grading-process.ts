@@ -48,9 +48,6 @@ async function main(given?: GradingJob): Promise<void> {
   // One pool of rank workers for every launch of every check: workers start once, without tsx when they can.
   const poolOptions = { memoryLimitMb: manifest.memoryLimitMb ?? 256, ...(job.precompiled ? { precompiled: job.precompiled } : {}) };
   const pool = new WorkerPool(poolOptions);
-  // For a launch that must meet workers that never ran anything: a pool of its own, unless the shared
-  // pool lends each worker once anyway (a grading of someone else's work) and starts replacements ahead.
-  const freshPool = pool.lendsOnce ? () => pool : () => new WorkerPool(poolOptions);
   // Workers start in the background, while the policy is checked (a worker loads the course and
   // is confined; no submission module loads before a launch asks for it); the first check takes
   // the first ones up. A start that fails is reported by the launch that needed the worker.
@@ -74,7 +71,7 @@ async function main(given?: GradingJob): Promise<void> {
     // replacements started ahead after its last launch would be stopped unused.
     if (id === job.checkIds.at(-1)) pool.stopWarming();
     await send({ type: 'check-started', id });
-    const result = await runCheck(job, manifest, id, check.visibility === 'public' ? modules.public : modules.hidden, pool, shared, freshPool);
+    const result = await runCheck(job, manifest, id, check.visibility === 'public' ? modules.public : modules.hidden, pool, shared);
     await send({ type: 'check-done', result });
   }
   await send({ type: 'finished' });

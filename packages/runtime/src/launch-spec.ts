@@ -39,6 +39,7 @@ export function validateSpec(spec: LaunchSpec, isPool: (p: unknown) => boolean):
   if (spec.cost) check(spec.cost.alphaUs >= 0 && spec.cost.bytesPerUs > 0, `cost needs alphaUs >= 0 and bytesPerUs > 0, got ${JSON.stringify(spec.cost)}`);
   check(spec.args === undefined || Array.isArray(spec.args), 'args must be an array (the extra arguments after comm)');
   check(spec.pool === undefined || isPool(spec.pool), 'pool must be a WorkerPool (new WorkerPool({ memoryLimitMb }))');
+  check(spec.freshWorkers === undefined || typeof spec.freshWorkers === 'boolean', `freshWorkers must be true or false, got ${show(spec.freshWorkers)}`);
   check(spec.faults === undefined || Array.isArray(spec.faults), 'faults must be an array of { kind: ... } records');
   check(spec.timeline === undefined || typeof spec.timeline === 'boolean', `timeline must be true or false, got ${show(spec.timeline)}`);
   check(!(spec.timeline && spec.device === undefined), 'timeline needs a device: add device: \'course\' (or another preset or spec)');

@@ -104,6 +104,13 @@ export interface LaunchSpec {
    * worker between launches. `memoryLimitMb` is then the pool's.
    */
   pool?: import('./backends/pool.ts').WorkerPool;
+  /**
+   * With `pool`: run on workers of the pool that no launch ran on before
+   * (ones it warmed up and lent to none, else new ones), which then serve
+   * later launches like the rest. For a launch that must not meet anything
+   * an earlier one could have left in a worker.
+   */
+  freshWorkers?: boolean;
 }
 
 /** How one rank ended. */

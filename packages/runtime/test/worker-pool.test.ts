@@ -23,6 +23,24 @@ describe('a worker pool', () => {
     expect(second.ranks.map((r) => r.output)).toEqual([0, 1, 2].map((r) => `rank ${r} has seen 2 launch(es)\n`));
   });
 
+  it('lends workers no launch ran on for freshWorkers, which then serve later launches like the rest', async () => {
+    const own = new WorkerPool({ memoryLimitMb: 128 });
+    try {
+      const count = () => launch({ worldSize: 2, backend: 'workers', program: program('pool', 'count'), pool: own, output: 'capture' });
+      expect((await count()).ranks.map((r) => r.value)).toEqual([1, 1]);
+      const fresh = await launch({ worldSize: 2, backend: 'workers', program: program('pool', 'count'), pool: own, output: 'capture', freshWorkers: true });
+      expect(fresh.ranks.map((r) => r.value)).toEqual([1, 1]); // two new workers: their module state starts at 0
+      expect(own.size).toBe(4);
+      // The next launches take the idle workers in the order they came back: the first two, then the fresh ones.
+      expect((await count()).ranks.map((r) => r.value)).toEqual([2, 2]);
+      const again = await launch({ worldSize: 2, backend: 'workers', program: program('pool', 'count'), pool: own, output: 'capture', freshWorkers: true });
+      expect(again.ranks.map((r) => r.value)).toEqual([1, 1]); // every idle worker has served: two more
+      expect(own.size).toBe(6);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('ignores what a previous launch left running: a late send does not reach the next launch', async () => {
     await launch({ worldSize: 2, backend: 'workers', program: program('pool', 'leaveTimer'), pool });
     const next = await launch({ worldSize: 2, backend: 'workers', program: program('pool', 'exchange'), pool });

@@ -71,6 +71,8 @@ export { WorkerStartError } from '../errors.ts';
 export class RankWorker {
   /** The thread's exit code, once it has exited (the pool sees it go, whoever has the worker then). */
   exitCode: number | undefined = undefined;
+  /** How many launches the worker was lent to. */
+  served = 0;
 
   constructor(
     readonly worker: Worker,
@@ -162,20 +164,31 @@ export class WorkerPool {
 
   /**
    * @internal Lends `n` ready workers: idle ones, then ones warm() is
-   * starting, then new ones; with `fresh`, workers that never ran a launch
-   * (ones starting, then new ones).
+   * starting, then new ones; with `fresh`, only workers that never served
+   * a launch (idle ones no launch took yet, ones starting, new ones).
    */
   async acquire(n: number, fresh = false): Promise<RankWorker[]> {
     if (this.closed) throw new WorkerStartError('the worker pool is closed');
-    const taken = fresh ? [] : this.idle.splice(0, n);
+    const taken = fresh ? this.takeIdle(n, (w) => w.served === 0) : this.idle.splice(0, n);
     const claimed = this.starting.splice(0, n - taken.length);
     const started = Array.from({ length: n - taken.length - claimed.length }, () => this.start());
     const out = [...taken, ...(await Promise.all([...claimed, ...started]))];
     for (const w of out) {
+      w.served++;
       w.worker.ref();
       w.port.ref();
     }
     return out;
+  }
+
+  /** Takes up to `n` idle workers that `ok` accepts, oldest first. */
+  private takeIdle(n: number, ok: (w: RankWorker) => boolean): RankWorker[] {
+    const taken: RankWorker[] = [];
+    for (let i = 0; i < this.idle.length && taken.length < n; ) {
+      if (ok(this.idle[i]!)) taken.push(...this.idle.splice(i, 1));
+      else i++;
+    }
+    return taken;
   }
 
   /** Removes `p` from the starts no launch has claimed; false if a launch had claimed it. */

@@ -53,7 +53,7 @@ export async function runWorkers(spec: Spec, program: ProgramRef, device: Device
   const pool = spec.pool ?? new WorkerPool({ memoryLimitMb: spec.memoryLimitMb });
   let workers: RankWorker[];
   try {
-    workers = await pool.acquire(spec.worldSize, fresh);
+    workers = await pool.acquire(spec.worldSize, fresh || spec.freshWorkers === true);
   } catch (e) {
     if (spec.pool === undefined) await pool.close();
     const error = e as Error;
