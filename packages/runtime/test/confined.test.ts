@@ -243,6 +243,7 @@ describe('untrusted precompiled modules', () => {
       errorOverride: 'assigned',
       timerSymbols: [],
       promiseSymbols: [],
+      customInspect: 'never called',
       stdioPort: [],
       // The submission's own frame, relative to its folder and source-mapped; the course's frames are one line.
       stack: expect.arrayContaining([expect.stringMatching(/^    at walls \(untrusted-walls\.ts:\d+:\d+\)$/)]),
@@ -255,6 +256,7 @@ describe('untrusted precompiled modules', () => {
     // Node's own timers carry the thread's async ids (a rank's context is not on them any more, in either mode).
     expect(open.timerSymbols).toEqual(expect.arrayContaining(['Symbol(asyncId)']));
     expect(open.promiseSymbols).toEqual([]);
+    expect(open.customInspect).toBe('util.inspect, not frozen');
     expect((open.stack as string[]).join('\n')).toContain(WALLS);
   });
 

@@ -101,6 +101,21 @@ function tameOverrides(proto) {
  * the timers of console.time and the group indentation are the Console's
  * own state, which one launch must not leave to the next.
  */
+/** What of console.dir's options a confined console passes on: layout only, as numbers and booleans. */
+function dirOptions(options) {
+  const out = { customInspect: false };
+  if (options === null || typeof options !== 'object') return out;
+  for (const key of ['depth', 'maxArrayLength', 'maxStringLength', 'breakLength']) {
+    const v = options[key];
+    if (typeof v === 'number' || v === null) out[key] = v;
+  }
+  for (const key of ['showHidden', 'sorted', 'getters']) {
+    if (typeof options[key] === 'boolean') out[key] = options[key];
+  }
+  if (typeof options.compact === 'number' || typeof options.compact === 'boolean') out.compact = options.compact;
+  return out;
+}
+
 function confinedConsole(stdout, stderr) {
   const { Console } = require('node:console');
   // Node's Console also listens for a stream's 'error' while it writes: the sinks ignore that.
@@ -108,13 +123,18 @@ function confinedConsole(stdout, stderr) {
   const sink = (stream) => Object.freeze({ write: (chunk, encoding, callback) => stream.write(chunk, encoding, callback), once: none, on: none, removeListener: none, off: none, listenerCount: () => 1 });
   const out = sink(stdout);
   const err = sink(stderr);
-  const make = () => new Console({ stdout: out, stderr: err, colorMode: false });
+  // No custom inspect function runs: Node hands each one its own `util.inspect` (a function of the thread,
+  // not frozen, with options and colour tables on it), which one launch could write to for the next to read
+  // and fill with code that runs as the next formats its output.
+  const make = () => new Console({ stdout: out, stderr: err, colorMode: false, inspectOptions: { customInspect: false } });
   let c = make();
   // What the submission may call: the methods, each calling the Console of the moment, on an object with nothing else.
   const methods = Object.create(null);
-  for (const name of ['log', 'info', 'debug', 'warn', 'error', 'dir', 'table', 'trace', 'assert', 'count', 'countReset', 'group', 'groupCollapsed', 'groupEnd', 'time', 'timeEnd', 'timeLog']) {
+  for (const name of ['log', 'info', 'debug', 'warn', 'error', 'table', 'trace', 'assert', 'count', 'countReset', 'group', 'groupCollapsed', 'groupEnd', 'time', 'timeEnd', 'timeLog']) {
     if (typeof c[name] === 'function') methods[name] = (...args) => c[name](...args);
   }
+  // console.dir's options would override the Console's own (customInspect among them): only these pass, as plain values.
+  methods.dir = (value, options) => c.dir(value, dirOptions(options));
   return {
     console: Object.freeze(methods),
     renew: () => {

@@ -361,6 +361,11 @@ function confine() {
   // Prototypes no global names.
   const hidden = [async () => {}, function* () {}, async function* () {}].map((f) => Object.getPrototypeOf(f));
   const iterators = [[][Symbol.iterator](), new Map()[Symbol.iterator](), new Set()[Symbol.iterator](), ''[Symbol.iterator](), /x/[Symbol.matchAll]('')].map((i) => Object.getPrototypeOf(i));
+  // Intl.Segmenter's segments and their iterator: prototypes no global names either.
+  if (typeof Intl === 'object' && typeof Intl.Segmenter === 'function') {
+    const segments = new Intl.Segmenter().segment('a');
+    iterators.push(Object.getPrototypeOf(segments), Object.getPrototypeOf(segments[Symbol.iterator]()));
+  }
   harden(...globals, ...hidden, ...iterators, TimerHandle, ...hostPrototypes(), ...course, ...loadedCourseExports);
   loadedCourseExports.length = 0;
   // For the runtime: a WorkerPool made here would start workers that are not confined (pool.ts).

@@ -60,12 +60,15 @@ export function mutableReach(comm: Comm, limit = 50): string[] {
     ['an async function', async () => undefined],
     ['a generator', function* () {}],
     ['an async generator', async function* () {}],
+    ['Intl segments', new Intl.Segmenter().segment('a')],
   ];
+  const segmentIterator = (roots[11]![1] as Iterable<unknown>)[Symbol.iterator]();
+  roots.push(['an Intl segment iterator', segmentIterator]);
   const found: string[] = [];
   const seen = new Set<unknown>();
   const stack: [string, unknown][] = [...roots].reverse();
   // The roots made here for the walk are this launch's own; what they lead to is not.
-  const own = new Set<unknown>([timeout, immediate, roots[6]![1], roots[8]![1], roots[9]![1], roots[10]![1]]);
+  const own = new Set<unknown>([timeout, immediate, roots[6]![1], roots[8]![1], roots[9]![1], roots[10]![1], roots[11]![1], segmentIterator]);
   for (const f of [roots[9]![1], roots[10]![1]]) own.add((f as { prototype: unknown }).prototype);
   while (stack.length > 0 && found.length < limit) {
     const [where, x] = stack.pop()!;

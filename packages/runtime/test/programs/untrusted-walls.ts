@@ -41,6 +41,17 @@ export async function walls(comm: Comm): Promise<Record<string, unknown>> {
   // And a promise carries nothing: no async-context store (which led to the meter) and no number from the
   // thread's async-id counter (which one launch could advance for the next to read).
   const promiseSymbols = Object.getOwnPropertySymbols(Promise.resolve()).map(String);
+  // A custom inspect function: Node's console would call it with the thread's own util.inspect, which is not
+  // frozen and which every launch on the worker shares.
+  let handedOut = 'never called';
+  const inspectable = {
+    [Symbol.for('nodejs.util.inspect.custom')]: (_depth: unknown, _options: unknown, inspect: unknown) => {
+      handedOut = typeof inspect === 'function' ? `util.inspect, ${Object.isFrozen(inspect) ? 'frozen' : 'not frozen'}` : typeof inspect;
+      return 'inspected';
+    },
+  };
+  console.log(inspectable);
+  console.dir(inspectable, { customInspect: true } as object);
   const symbolsOf = (x: unknown) => (x !== null && typeof x === 'object' ? Object.getOwnPropertySymbols(x).map(String) : []);
   return {
     // Each assignment puts back what was there, so that the unconfined run, where they succeed, still works.
@@ -59,6 +70,7 @@ export async function walls(comm: Comm): Promise<Record<string, unknown>> {
     ownOverride: String(own),
     errorOverride: err.message,
     promiseSymbols,
+    customInspect: handedOut,
     timerSymbols: [...symbolsOf(timer), ...symbolsOf(timerThis)].filter((s) => s.includes('Resource') || s.includes('async')),
     stdioPort: stdout ? Object.getOwnPropertySymbols(stdout).map(String).filter((s) => s.includes('Port')) : [],
     stack: (new Error('here').stack ?? '').split('\n').slice(1),
