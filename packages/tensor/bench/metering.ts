@@ -4,7 +4,7 @@
  * launch with a device runs it: every op charged by the roofline, every
  * storage counted on the device's memory (watched through the same
  * finalization registry the runtime gives a rank's meter), and the
- * context found through an AsyncLocalStorage, as the runtime's scope does.
+ * context found through V8's promise hooks, as the runtime's scope does.
  * Memory points (garbage collections) are not included: they happen at
  * message deliveries and marks, which this benchmark has none of; the
  * runtime README gives their cost.
@@ -14,20 +14,45 @@
  * are taken moments apart, so a machine whose speed drifts (other work
  * starting and stopping) moves both.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { RankMeter, installAllocationHooks, runInContext, setMeterScope, type MeterContext, type MeterScope, type RegistryWithCleanup } from '../src/meter/index.ts';
 import { Generator, nn, noGrad, optim, randn } from '../src/index.ts';
 
-/** A scope like the runtime's (src/device/scope.ts in @dtlab/runtime). */
-class AlsScope implements MeterScope {
-  private readonly storage = new AsyncLocalStorage<MeterContext>();
+/**
+ * A scope like the runtime's (src/device/scope.ts in @dtlab/runtime): the
+ * context follows async code through V8's promise hooks, each promise noted
+ * in a WeakMap with the context it was made in.
+ */
+class PromiseHookScope implements MeterScope {
+  #now: MeterContext | undefined = undefined;
+  readonly #madeIn = new WeakMap<Promise<unknown>, MeterContext>();
+  readonly #outer: (MeterContext | undefined)[] = [];
+  constructor() {
+    v8.promiseHooks.createHook({
+      init: (promise) => {
+        if (this.#now !== undefined) this.#madeIn.set(promise, this.#now);
+      },
+      before: (promise) => {
+        this.#outer.push(this.#now);
+        this.#now = this.#madeIn.get(promise);
+      },
+      after: () => {
+        this.#now = this.#outer.pop();
+      },
+    });
+  }
   current(): MeterContext | undefined {
-    return this.storage.getStore();
+    return this.#now;
   }
   run<T>(ctx: MeterContext, fn: () => T): T {
-    return this.storage.run(ctx, fn);
+    const prev = this.#now;
+    this.#now = ctx;
+    try {
+      return fn();
+    } finally {
+      this.#now = prev;
+    }
   }
 }
 
@@ -85,7 +110,7 @@ function offOn(fn: () => void, ctx: () => MeterContext, samples: number, warmup:
 
 /** Times an MLP training step and a matmul with metering off and on. */
 export function benchMetering(quick: boolean, seed: number): MeteringRow[] {
-  setMeterScope(new AlsScope());
+  setMeterScope(new PromiseHookScope());
   installAllocationHooks();
   const device = { name: 'course', flopsPerUs: { float32: 1e4, float64: 5e3 }, memoryBytesPerUs: 8e4, capacityBytes: 2 ** 40 };
   // A fresh meter per sample, as each launch has its own, with the runtime's registry.
