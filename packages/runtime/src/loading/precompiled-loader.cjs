@@ -366,6 +366,11 @@ function confine() {
     const segments = new Intl.Segmenter().segment('a');
     iterators.push(Object.getPrototypeOf(segments), Object.getPrototypeOf(segments[Symbol.iterator]()));
   }
+  // Node's util.inspect, which its own custom inspect methods (Buffer's, called directly with options of the
+  // caller's choosing) hand to a custom inspect function they meet: frozen, with its default options, colours
+  // and styles, so that no launch can leave a value there or change how a later one's output is formatted.
+  const { inspect } = require('node:util');
+  harden(inspect, inspect.defaultOptions, inspect.colors, inspect.styles);
   harden(...globals, ...hidden, ...iterators, TimerHandle, ...hostPrototypes(), ...course, ...loadedCourseExports);
   loadedCourseExports.length = 0;
   // For the runtime: a WorkerPool made here would start workers that are not confined (pool.ts).
