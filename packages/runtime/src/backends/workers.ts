@@ -48,12 +48,12 @@ type Spec = ThreadLaunchSpec & { memoryLimitMb: number; pool?: WorkerPool | unde
  * ran anything, and the first run's result is dropped: what it computed
  * could have been set by that code. Its workers are not lent again.
  */
-export async function runWorkers(spec: Spec, program: ProgramRef, device: DeviceModel | null = null, fresh = false): Promise<LaunchResult> {
+export async function runWorkers(spec: Spec, program: ProgramRef, device: DeviceModel | null = null): Promise<LaunchResult> {
   const started = Date.now();
   const pool = spec.pool ?? new WorkerPool({ memoryLimitMb: spec.memoryLimitMb });
   let workers: RankWorker[];
   try {
-    workers = await pool.acquire(spec.worldSize, fresh || spec.freshWorkers === true);
+    workers = await pool.acquire(spec.worldSize, spec.freshWorkers === true);
   } catch (e) {
     if (spec.pool === undefined) await pool.close();
     const error = e as Error;
@@ -69,9 +69,10 @@ export async function runWorkers(spec: Spec, program: ProgramRef, device: Device
   clearTimeout(timer);
   clearInterval(watch);
   await run.finish(spec.pool === undefined);
-  if (run.strayed && !fresh) {
+  // Workers that never ran a launch hold no earlier launch's code: a launch on them is not run again.
+  if (run.strayed && spec.freshWorkers !== true) {
     pool.noteRunAgain();
-    return runWorkers(spec, program, device, true);
+    return runWorkers({ ...spec, freshWorkers: true }, program, device);
   }
   return run.result(started);
 }
