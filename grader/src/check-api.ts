@@ -93,6 +93,13 @@ export interface RunSpec {
    * from `ctx.markKey()`, to the rank program as an argument.
    */
   markKey?: string;
+  /**
+   * Where the device looks for freed memory (see LaunchSpec.memoryPoints):
+   * 'marks' for a launch whose check reads its trusted marks and not its
+   * peak: it skips the collections at deliveries, which on a small model
+   * come at nearly every one.
+   */
+  memoryPoints?: LaunchSpec['memoryPoints'];
 }
 
 /**

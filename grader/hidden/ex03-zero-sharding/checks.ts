@@ -124,7 +124,7 @@ async function expectDeviceState(ctx: CheckContext, worldSize: number): Promise<
   const e = experiment(ctx, worldSize);
   const p = paramCount(e);
   const key = ctx.markKey();
-  const r = await ctx.run({ worldSize, program: memoryProgram, args: [ctx.entry(ENTRY), e, key], device: 'course', markKey: key, returns: 'number' });
+  const r = await ctx.run({ worldSize, program: memoryProgram, args: [ctx.entry(ENTRY), e, key], device: 'course', markKey: key, memoryPoints: 'marks', returns: 'number' });
   const bounds = chunkBounds(p, worldSize);
   const figures = r.device!.ranks.map((d) => {
     const marks = d.memory.marks.filter((m) => m.trusted);

@@ -69,6 +69,18 @@ export interface LaunchSpec {
    * peak then counts everything allocated since the last delivery or mark.
    */
   peakTolerance?: number;
+  /**
+   * Where the device looks for freed memory (a forced collection each time):
+   * 'auto' (the default) at marks, snapshots and the program's end, and at a
+   * message delivery once enough was allocated since the last look (see
+   * peakTolerance for the peak this gives); 'marks' at marks, snapshots, the
+   * program's end and a full device only. 'marks' is for a launch that reads
+   * its marks and not its peak: a small model otherwise collects at nearly
+   * every delivery, and each collection also leaves the next steps slower (a
+   * cold cache). The peak then counts everything allocated since the last
+   * mark. Not with peakTolerance.
+   */
+  memoryPoints?: 'auto' | 'marks';
   /** Record every op, wait and region on a timeline, for `chromeTrace(result)` (needs `device`). Default false. */
   timeline?: boolean;
   /**

@@ -100,6 +100,34 @@ it('a module that allocates when it loads on a worker has that memory counted (i
   expect((r.ranks[0]!.value as { mark: MemoryMark }).mark.inUseBytes).toBe(100_000);
 }, 60_000);
 
+describe("memoryPoints 'marks': collections at the marks only", () => {
+  const train = (memoryPoints?: 'marks') =>
+    launch({ worldSize: 3, backend: 'workers', program: program('device-memory', 'train'), args: [4, KEY, 1024], device: DEVICE, markKey: KEY, timeoutMs: 30_000, pool, ...(memoryPoints ? { memoryPoints } : {}) }).then(ok);
+
+  // A hidden layer of 1024: each delivery's gradient (80 KiB) is past the automatic points' 64 KiB.
+  it('gives the same bytes at every mark as automatic points, with fewer collections and a peak no lower', async () => {
+    const auto = await train();
+    const marks = await train('marks');
+    for (const [a, m] of auto.device!.ranks.map((d, r) => [d.memory, marks.device!.ranks[r]!.memory] as const)) {
+      expect(m.marks.map((x) => [x.label, x.inUseBytes])).toEqual(a.marks.map((x) => [x.label, x.inUseBytes]));
+      expect(m.inUseBytes).toBe(a.inUseBytes);
+      // Each of the 4 marks collects, and so does the program's end (and the modules' load): nothing else.
+      expect(m.collections).toBeLessThanOrEqual(m.marks.length + 2);
+      expect(m.collections).toBeLessThan(a.collections);
+      // The peak counts everything allocated since the last collection: an upper bound, looser with fewer.
+      expect(m.peakBytes).toBeGreaterThanOrEqual(a.peakBytes);
+    }
+    expect(marks.ranks.map((o) => o.value)).toEqual(auto.ranks.map((o) => o.value));
+  }, 60_000);
+
+  it('is refused with a peakTolerance (which needs the collections it drops) or without a device', async () => {
+    const spec = { worldSize: 1, backend: 'workers' as const, program: program('device-memory', 'twoMarks'), args: [KEY], pool };
+    await expect(launch({ ...spec, device: DEVICE, memoryPoints: 'marks', peakTolerance: 0.1 })).rejects.toThrow("launch: memoryPoints 'marks' collects at marks only, which a peakTolerance cannot keep: pass one of the two");
+    await expect(launch({ ...spec, memoryPoints: 'marks' })).rejects.toThrow("launch: memoryPoints needs a device: add device: 'course' (or another preset or spec)");
+    await expect(launch({ ...spec, device: DEVICE, memoryPoints: 'never' as 'marks' })).rejects.toThrow(`launch: memoryPoints must be 'auto' or 'marks', got "never"`);
+  });
+});
+
 describe('peakTolerance: a peak close enough to tell what lived when', () => {
   const grads = (mode: string, peakTolerance?: number) =>
     launch({ worldSize: 2, backend: 'workers', program: program('device-memory', 'gradients'), args: [mode, 8, 25_000], device: DEVICE, ...(peakTolerance ? { peakTolerance } : {}), timeoutMs: 30_000, pool }).then(ok);

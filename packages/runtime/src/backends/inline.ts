@@ -67,7 +67,7 @@ export async function runInline(spec: Required<Pick<LaunchSpec, 'worldSize' | 't
         announce: (index, call) => fabric.announce(rank, index, call),
         mark: (m) => void marks[rank]!.push(m),
       },
-      { device: opts.device, timeline: spec.timeline === true, markKey: spec.markKey, peakTolerance: spec.peakTolerance },
+      { device: opts.device, timeline: spec.timeline === true, markKey: spec.markKey, peakTolerance: spec.peakTolerance, ...(spec.memoryPoints === 'marks' ? { gcEveryBytes: Number.POSITIVE_INFINITY } : {}) },
       { gc: opts.gc, registry: opts.registry },
     );
     const comm = createComm(rank, n, rt.transport(), spec.seed, spec.faults, rt);

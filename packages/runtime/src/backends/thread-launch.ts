@@ -97,7 +97,7 @@ export class ThreadLaunch {
       this.threads.post(rank, {
         t: 'run',
         launch,
-        init: { rank, worldSize: n, module, exportName, args, seed: spec.seed, faults: spec.faults ?? [], device: { device, timeline: spec.timeline === true, markKey: spec.markKey, peakTolerance: spec.peakTolerance }, marker: this.marker },
+        init: { rank, worldSize: n, module, exportName, args, seed: spec.seed, faults: spec.faults ?? [], device: { device, timeline: spec.timeline === true, markKey: spec.markKey, peakTolerance: spec.peakTolerance, ...(spec.memoryPoints === 'marks' ? { gcEveryBytes: Number.POSITIVE_INFINITY } : {}) }, marker: this.marker },
       });
     }
   }

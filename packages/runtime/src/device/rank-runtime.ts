@@ -46,7 +46,7 @@ export interface RankDeviceOptions {
   timeline?: boolean;
   /** Marks made with this key are trusted (the launch's own code made them). */
   markKey?: string | undefined;
-  /** See MemoryOptions.gcEveryBytes. */
+  /** See MemoryOptions.gcEveryBytes (Infinity: LaunchSpec.memoryPoints 'marks'). */
   gcEveryBytes?: number | undefined;
   /** See LaunchSpec.peakTolerance. */
   peakTolerance?: number | undefined;

@@ -117,12 +117,12 @@ export async function tooBig(comm: Comm, n: number): Promise<void> {
 }
 
 /**
- * A data-parallel training loop small enough for a test: an MLP, a ring
+ * A data-parallel training loop small enough for a test: an MLP (16, `hidden`, 4), a ring
  * all-reduce of the gradients by hand, AdamW, a trusted mark after every
  * step. Its figures must be the same in every run.
  */
-export async function train(comm: Comm, steps: number, key: string): Promise<{ loss: number[] }> {
-  const model = new nn.MLP([16, 32, 4], { seed: 1 });
+export async function train(comm: Comm, steps: number, key: string, hidden = 32): Promise<{ loss: number[] }> {
+  const model = new nn.MLP([16, hidden, 4], { seed: 1 });
   const opt = new optim.AdamW(model.parameters(), { lr: 0.01 });
   const x = randn([8, 16], { seed: 10 + comm.rank });
   const labels = [0, 1, 2, 3, 0, 1, 2, 3];

@@ -67,6 +67,7 @@ export class PageContext extends CheckContextBase {
       ...(spec.device !== undefined ? { device: spec.device } : {}),
       ...(spec.timeline ? { timeline: true } : {}),
       ...(spec.markKey !== undefined ? { markKey: spec.markKey } : {}),
+      ...(spec.memoryPoints !== undefined ? { memoryPoints: spec.memoryPoints } : {}),
     });
     return this.record(spec, result);
   }
