@@ -244,6 +244,7 @@ describe('untrusted precompiled modules', () => {
       timerSymbols: [],
       promiseSymbols: [],
       customInspect: 'never called',
+      bufferInspect: 'util.inspect, frozen with its options, colours and styles',
       stdioPort: [],
       // The submission's own frame, relative to its folder and source-mapped; the course's frames are one line.
       stack: expect.arrayContaining([expect.stringMatching(/^    at walls \(untrusted-walls\.ts:\d+:\d+\)$/)]),
@@ -257,6 +258,7 @@ describe('untrusted precompiled modules', () => {
     expect(open.timerSymbols).toEqual(expect.arrayContaining(['Symbol(asyncId)']));
     expect(open.promiseSymbols).toEqual([]);
     expect(open.customInspect).toBe('util.inspect, not frozen');
+    expect(open.bufferInspect).toBe('util.inspect, not frozen');
     expect((open.stack as string[]).join('\n')).toContain(WALLS);
   });
 

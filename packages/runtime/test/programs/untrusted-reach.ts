@@ -42,6 +42,21 @@ function collection(x: object): string | null {
   return null;
 }
 
+/**
+ * The util.inspect that Buffer's own custom inspect method, called directly,
+ * hands to the custom inspect function of a value kept on the buffer (the
+ * way a fourth review found to the thread's own util.inspect); undefined if
+ * none was handed out.
+ */
+export function inspectViaBuffer(): unknown {
+  const custom = Symbol.for('nodejs.util.inspect.custom');
+  let got: unknown;
+  const buf = Buffer.alloc(1) as unknown as Record<PropertyKey, unknown>;
+  buf['extra'] = { [custom]: (_depth: unknown, _options: unknown, inspect: unknown) => ((got = inspect), '') };
+  (buf[custom] as (depth: number, ctx: object) => string).call(buf, 2, { customInspect: true, depth: 2 });
+  return got;
+}
+
 /** Where each mutable thing reachable from the roots is (a path from a root), at most `limit` of them. */
 export function mutableReach(comm: Comm, limit = 50): string[] {
   const timeout = setTimeout(() => undefined, 0);
@@ -64,7 +79,11 @@ export function mutableReach(comm: Comm, limit = 50): string[] {
   ];
   const segmentIterator = (roots[11]![1] as Iterable<unknown>)[Symbol.iterator]();
   roots.push(['an Intl segment iterator', segmentIterator]);
+  const inspect = inspectViaBuffer();
+  roots.push(['util.inspect, as Buffer hands it out', inspect]);
   const found: string[] = [];
+  // A root that is not there checks nothing: say so.
+  if (typeof inspect !== 'function') found.push(`util.inspect, as Buffer hands it out: not handed out (got ${typeof inspect}); the probe needs mending`);
   const seen = new Set<unknown>();
   const stack: [string, unknown][] = [...roots].reverse();
   // The roots made here for the walk are this launch's own; what they lead to is not.

@@ -6,6 +6,7 @@
  */
 import { tensor, type Tensor } from '@dtlab/tensor';
 import type { Comm } from '@dtlab/runtime';
+import { inspectViaBuffer } from './untrusted-reach.ts';
 
 /** 'refused' if `f` throws, else 'changed'. */
 function change(f: () => void): string {
@@ -52,6 +53,13 @@ export async function walls(comm: Comm): Promise<Record<string, unknown>> {
   };
   console.log(inspectable);
   console.dir(inspectable, { customInspect: true } as object);
+  // Buffer's own custom inspect method, called directly, does hand out util.inspect (to a value kept on the
+  // buffer): that one must be frozen, with its default options, colours and styles.
+  const viaBuffer = inspectViaBuffer() as { defaultOptions: object; colors: object; styles: object } | undefined;
+  const bufferInspect =
+    typeof viaBuffer === 'function'
+      ? `util.inspect, ${[viaBuffer, viaBuffer.defaultOptions, viaBuffer.colors, viaBuffer.styles].every((x) => Object.isFrozen(x)) ? 'frozen with its options, colours and styles' : 'not frozen'}`
+      : typeof viaBuffer;
   const symbolsOf = (x: unknown) => (x !== null && typeof x === 'object' ? Object.getOwnPropertySymbols(x).map(String) : []);
   return {
     // Each assignment puts back what was there, so that the unconfined run, where they succeed, still works.
@@ -71,6 +79,7 @@ export async function walls(comm: Comm): Promise<Record<string, unknown>> {
     errorOverride: err.message,
     promiseSymbols,
     customInspect: handedOut,
+    bufferInspect,
     timerSymbols: [...symbolsOf(timer), ...symbolsOf(timerThis)].filter((s) => s.includes('Resource') || s.includes('async')),
     stdioPort: stdout ? Object.getOwnPropertySymbols(stdout).map(String).filter((s) => s.includes('Port')) : [],
     stack: (new Error('here').stack ?? '').split('\n').slice(1),
