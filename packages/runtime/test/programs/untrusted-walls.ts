@@ -55,10 +55,11 @@ export async function walls(comm: Comm): Promise<Record<string, unknown>> {
   console.dir(inspectable, { customInspect: true } as object);
   // Buffer's own custom inspect method, called directly, does hand out util.inspect (to a value kept on the
   // buffer): that one must be frozen, with its default options, colours and styles.
-  const viaBuffer = inspectViaBuffer() as { defaultOptions: object; colors: object; styles: object } | undefined;
+  const viaBuffer = inspectViaBuffer();
+  const parts = (f: { defaultOptions: object; colors: object; styles: object }) => [f, f.defaultOptions, f.colors, f.styles];
   const bufferInspect =
     typeof viaBuffer === 'function'
-      ? `util.inspect, ${[viaBuffer, viaBuffer.defaultOptions, viaBuffer.colors, viaBuffer.styles].every((x) => Object.isFrozen(x)) ? 'frozen with its options, colours and styles' : 'not frozen'}`
+      ? `util.inspect, ${parts(viaBuffer as unknown as Parameters<typeof parts>[0]).every((x) => Object.isFrozen(x)) ? 'frozen with its options, colours and styles' : 'not frozen'}`
       : typeof viaBuffer;
   const symbolsOf = (x: unknown) => (x !== null && typeof x === 'object' ? Object.getOwnPropertySymbols(x).map(String) : []);
   return {
