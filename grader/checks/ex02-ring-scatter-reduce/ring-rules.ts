@@ -132,10 +132,40 @@ export function ringTimeUs(call: RingCall): number {
 /** How much longer than the ring's time a call may take: 25%, and half a microsecond for rounding. */
 export const RING_TIME_SLACK = 1.25;
 
-/** Every call took at most RING_TIME_SLACK × the ring's time (ringTimeUs) on the virtual clock. */
+/**
+ * The clock keeps to the data: in a ring, what rank r sends at step s ≥ 1 is
+ * the chunk it added the step-(s-1) message from rank r-1 into, so it cannot
+ * leave before that message arrived. A rank whose clock never waited for its
+ * receives (each one waited for on a background stream and handed over
+ * through a plain promise, which leaves every clock after it early) sends
+ * sums it does not have yet, on the virtual clock, and a serialised ring
+ * then reads as fast as an overlapped one. Checked on the calls whose
+ * messages are the ring's (N-1 a rank, to the next rank); the other rules
+ * refuse the rest.
+ */
+export function expectCausalSends(ctx: CheckContext, call: RingCall): void {
+  const N = call.worldSize;
+  if (N === 1 || !call.sent.every((m, r) => m.length === N - 1 && m.every((e) => e.dst === (r + 1) % N))) return;
+  call.sent.forEach((messages, rank) => {
+    const prev = call.sent[(rank - 1 + N) % N]!;
+    for (let s = 1; s < N - 1; s++) {
+      const arrived = prev[s - 1]!.vtEndUs;
+      const left = messages[s]!.vtStartUs;
+      // A thousandth of a microsecond for the rounding of sums of virtual times.
+      if (left + 1e-3 >= arrived) continue;
+      ctx.fail(
+        `${setting(call)}: rank ${rank}'s step-${s} message left at ${left.toFixed(1)} µs of virtual time, before the step-${s - 1} message from rank ${(rank - 1 + N) % N}, the one its chunk is summed from, arrived at ${arrived.toFixed(1)} µs: the rank's clock did not wait for its receive. Receive on the rank's own stream (await comm.recv, or work.wait()), not on a background stream handed over through a plain promise`,
+        { rank, index: s, expected: `>= ${arrived.toFixed(1)} µs`, actual: `${left.toFixed(1)} µs`, label: `departure of rank ${rank}'s step-${s} message ${setting(call)}` },
+      );
+    }
+  });
+}
+
+/** Every call's sends keep to the data (expectCausalSends) and it took at most RING_TIME_SLACK × the ring's time (ringTimeUs) on the virtual clock. */
 export function expectRingTime(ctx: CheckContext, calls: RingCall[]): void {
   for (const call of calls) {
     if (call.worldSize === 1) continue;
+    expectCausalSends(ctx, call);
     const ring = ringTimeUs(call);
     const limit = RING_TIME_SLACK * ring + 0.5;
     if (call.spanUs <= limit) continue;
