@@ -2,7 +2,7 @@
  * A rule the timed rank programs share: what a submission's step started on
  * its Comm and never waited for belongs to the step.
  */
-import type { Comm, RankDeviceStats } from '@dtlab/runtime';
+import type { Comm, RankStats } from '@dtlab/runtime';
 import type { CheckContext } from './check-api.ts';
 
 /**
@@ -20,27 +20,24 @@ export async function withWhatItLeft<T>(comm: Comm, step: () => Promise<T>): Pro
 }
 
 /**
- * The virtual time a rank's background streams spent blocked on messages
- * (idle, or exposed communication) or moved on by `comm.elapse`, from its
- * device figures. A wait on a background stream that the main stream takes
- * over through a plain promise is left out of the main stream's clock, and
- * so out of the clocks of the ranks it sends to afterwards: the step then
- * reads shorter than its schedule allows, and waitAll (withWhatItLeft) does
- * not bring it back, since every clock after it is early too. A background
- * clock moved on by elapse first lets the same receive record no wait at
- * all. Each such microsecond is at most one hidden from the step; a rank
- * that waits on its main stream has none.
+ * Fails the check for a rank whose background streams waited for messages
+ * or elapsed time (`RankStats.backgroundWaitUs`, with or without a device);
+ * `at` names the rank and the run. A wait on a background stream that the
+ * main stream takes over through a plain promise is left out of the main
+ * stream's clock, and so out of the clocks of the ranks it sends to
+ * afterwards: the step then reads shorter than its schedule allows, and
+ * waitAll (withWhatItLeft) does not bring it back, since every clock after it
+ * is early too. A background clock moved on by elapse first lets the same
+ * receive record no wait at all. For a program whose schedule has no use for
+ * background streams (a ring, a pipeline): each such microsecond is at most
+ * one hidden from the step, and a rank that waits on its main stream has none.
  */
-export function backgroundWaitUs(rank: RankDeviceStats): number {
-  return rank.streams.filter((s) => s.id !== 0).reduce((a, s) => a + s.idleUs + s.exposedCommUs + s.elapsedUs, 0);
-}
-
-/** Fails the check for a rank whose background streams waited for messages or elapsed time (`backgroundWaitUs`); `at` names the rank and the run. */
-export function expectNoBackgroundWaits(ctx: CheckContext, at: string, rank: number, waitUs: number): void {
+export function expectNoBackgroundWaits(ctx: CheckContext, at: string, stats: RankStats): void {
+  const waitUs = stats.backgroundWaitUs;
   if (!(waitUs > 0)) return;
   const shown = waitUs >= 1000 ? `${(waitUs / 1000).toFixed(2)} ms` : `${waitUs.toFixed(1)} µs`;
   ctx.fail(
     `${at} waited ${shown} for messages (or in comm.elapse) on background streams, time its main stream, where it computes, did not wait: the step's clock leaves it out. Receive on the main stream (await comm.recv), where the compute that needs the message waits for it`,
-    { rank, index: null, expected: '0 µs', actual: shown, label: `background waits on rank ${rank}` },
+    { rank: stats.rank, index: null, expected: '0 µs', actual: shown, label: `background waits on rank ${stats.rank}` },
   );
 }

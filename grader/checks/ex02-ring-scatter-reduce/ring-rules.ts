@@ -172,7 +172,7 @@ export function expectCausalSends(ctx: CheckContext, call: RingCall): void {
 export function expectRingTime(ctx: CheckContext, calls: RingCall[]): void {
   for (const call of calls) {
     if (call.worldSize === 1) continue;
-    call.backgroundWaitUs.forEach((us, rank) => expectNoBackgroundWaits(ctx, `in the launch of ${call.worldSize} ranks, rank ${rank}`, rank, us));
+    call.stats.forEach((st) => expectNoBackgroundWaits(ctx, `in the launch of ${call.worldSize} ranks, rank ${st.rank}`, st));
     expectCausalSends(ctx, call);
     const ring = ringTimeUs(call);
     const limit = RING_TIME_SLACK * ring + 0.5;

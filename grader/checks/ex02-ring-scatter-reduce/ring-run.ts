@@ -9,20 +9,12 @@
  * launch that an earlier check made gets its result, or its failure, again.
  */
 import { chunkBounds, deriveSeed, type ChunkBound, type Tensor } from '@dtlab/tensor';
-import type { DeviceSpec, TraceEvent } from '@dtlab/runtime';
-import { backgroundWaitUs, programPath, fenceTags, type CheckContext } from '@dtlab/grader';
+import type { RankStats, TraceEvent } from '@dtlab/runtime';
+import { programPath, fenceTags, type CheckContext } from '@dtlab/grader';
 import type { CallsResult } from './programs.ts';
 
 const ENTRY = 'src/ring-scatter-reduce.ts';
 
-/**
- * The launch's device: compute free (a sum of chunks costs under a
- * picosecond), so the clock is the alpha-beta model's alone, as ringTimeUs
- * assumes, and memory without a limit. It is there for its stream figures:
- * a receive waited for on a background stream leaves every clock after it
- * early (see backgroundWaitUs), which the ring's time cannot tell.
- */
-const RING_DEVICE: DeviceSpec = { name: 'ex02 ring (free compute)', flops: 1e18, memoryBytes: 2 ** 40, memoryBandwidth: 1e18 };
 const program = { module: programPath(import.meta.url, './programs.ts'), export: 'scatterReduceCalls' };
 
 /** One call of the submission within a launch. */
@@ -43,8 +35,8 @@ export interface RingCall {
    * moment the last rank left it (ranks enter at slightly different times).
    */
   spanUs: number;
-  /** Per rank, what its background streams spent waiting or elapsing over the whole launch (backgroundWaitUs). */
-  backgroundWaitUs: number[];
+  /** The launch's per-rank stats (the whole launch's, not this call's): traffic, and what the rank's background streams waited (backgroundWaitUs). */
+  stats: RankStats[];
 }
 
 /** A seed shared by every check of this grading run (ctx.seedFor differs from check to check). */
@@ -61,8 +53,7 @@ async function launch(ctx: CheckContext, worldSize: number, lengths: number[], s
   // One fence after each call, tagged from the check's secret: a submission cannot send one of its own.
   const tags = fenceTags(ctx.markKey(), `ex02 ${seed}`, lengths.length);
   const returns = { object: { chunks: { array: 'tensor', length: lengths.length }, times: { array: 'number', length: 2 * lengths.length } } } as const;
-  const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), seed, lengths, tags], returns, device: RING_DEVICE, memoryPoints: 'marks' });
-  const waits = result.device!.ranks.map((d) => backgroundWaitUs(d));
+  const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), seed, lengths, tags], returns });
   const values = result.ranks.map((r) => r.value as CallsResult);
   const sent = Array.from({ length: worldSize }, (_, rank) => splitByFences(result.trace, rank, tags));
   return lengths.map((n, k) => ({
@@ -73,7 +64,7 @@ async function launch(ctx: CheckContext, worldSize: number, lengths: number[], s
     chunks: values.map((v) => v.chunks[k]!),
     sent: sent.map((calls) => calls[k]!),
     spanUs: Math.max(...values.map((v) => v.times[2 * k + 1]!)) - Math.max(...values.map((v) => v.times[2 * k]!)),
-    backgroundWaitUs: waits,
+    stats: result.stats,
   }));
 }
 

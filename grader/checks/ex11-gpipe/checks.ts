@@ -11,8 +11,8 @@
  * pipeline adds the micro-batches' gradients in another order than one
  * backward over the whole batch does, which changes the last few bits).
  */
-import { DEFAULT_COST, type LaunchResult } from '@dtlab/runtime';
-import { backgroundWaitUs, expectNoBackgroundWaits, programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
+import { DEFAULT_COST, type LaunchResult, type RankStats } from '@dtlab/runtime';
+import { expectNoBackgroundWaits, programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { singleProcessTraining, stageLayers, type PipelineSpec } from './data.ts';
 import { referenceLabel, stepLabel, trainingShape, type TrainingResult } from './programs.ts';
 
@@ -112,7 +112,9 @@ export interface BubbleMeasure {
    * from the reference micro-batches; the compute of a later micro-batch,
    * c_next; the step's main-stream compute and FLOPs; other streams' compute.
    */
-  stages: { neededUs: number; neededFlops: number; microBatchUs: number; computeUs: number; flops: number; backgroundUs: number; backgroundWaitUs: number }[];
+  stages: { neededUs: number; neededFlops: number; microBatchUs: number; computeUs: number; flops: number; backgroundUs: number }[];
+  /** Per stage, the launch's traffic and what its background streams waited (RankStats.backgroundWaitUs). */
+  stats: RankStats[];
 }
 
 /**
@@ -177,9 +179,8 @@ export async function measureBubble(ctx: CheckContext, spec: PipelineSpec, entry
     computeUs: r.computeUs,
     flops: r.flops,
     backgroundUs: result.device!.ranks[s]!.streams.filter((x) => x.id !== 0).reduce((a, x) => a + x.computeUs, 0),
-    backgroundWaitUs: backgroundWaitUs(result.device!.ranks[s]!),
   }));
-  return { stepUs, bubble, formula, low: formula - 0.02, high: formula + (2 * (spec.stages - 1) * messageUs) / stepUs + 0.02, stepLimitUs, stages };
+  return { stats: result.stats, stepUs, bubble, formula, low: formula - 0.02, high: formula + (2 * (spec.stages - 1) * messageUs) / stepUs + 0.02, stepLimitUs, stages };
 }
 
 /** Fails unless the measured bubble falls in its band, the step's time within GPipe's and every stage's work m micro-batches'. */
@@ -190,7 +191,7 @@ export function expectBubble(ctx: CheckContext, spec: PipelineSpec, b: BubbleMea
   const text = `p = ${spec.stages}, m = ${m}: bubble ${b.bubble.toFixed(3)} of a ${ms(b.stepUs)} step, (p-1)/(m+p-1) = ${b.formula.toFixed(3)}`;
   const mflop = (f: number) => `${(f / 1e6).toFixed(2)} MFLOP`;
   // First: a step that hid its waits measures a bubble that says nothing of its schedule.
-  b.stages.forEach((st, s) => expectNoBackgroundWaits(ctx, `stage ${s} with p = ${spec.stages}, m = ${m}`, s, st.backgroundWaitUs));
+  b.stats.forEach((st) => expectNoBackgroundWaits(ctx, `stage ${st.rank} with p = ${spec.stages}, m = ${m}`, st));
   if (b.bubble < b.low || b.bubble > b.high) {
     ctx.fail(
       `${text}: outside ${b.low.toFixed(3)} to ${b.high.toFixed(3)} (the formula, messages on the critical path and unequal stages). ${b.bubble > b.high ? 'The stages wait longer than the schedule needs: does every stage start the next micro-batch\'s forward as soon as it has sent the last one on, and its backwards as soon as the gradients arrive, rather than waiting for a micro-batch to go all the way through?' : 'Less idle time than the schedule allows: are all the micro-batches computed?'}`,

@@ -12,7 +12,7 @@
  * over the whole batch adds them).
  */
 import { DEFAULT_COST, type LaunchResult } from '@dtlab/runtime';
-import { backgroundWaitUs, expectNoBackgroundWaits, programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
+import { expectNoBackgroundWaits, programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { singleProcessTraining, stageLayers, type PipelineSpec } from './data.ts';
 import { MEMORY_RESULT, referenceLabel, stepLabel, trainingShape, type MemoryResult, type TrainingResult } from './programs.ts';
 
@@ -192,7 +192,7 @@ export async function expectBubble(ctx: CheckContext, spec: PipelineSpec): Promi
   const work = regions.map((r, s) => `${ms(r.computeUs)} of ${ms(needed[s]!.us)}`).join(', ');
   const text = `p = ${spec.stages}, m = ${m}: bubble ${bubble.toFixed(3)} of a ${ms(stepUs)} step, (p-1)/(m+p-1) = ${formula.toFixed(3)}`;
   // First: a step that hid its waits measures a bubble that says nothing of its schedule.
-  regions.forEach((_, s) => expectNoBackgroundWaits(ctx, `stage ${s} with ${setup(spec)}`, s, backgroundWaitUs(result.device!.ranks[s]!)));
+  result.stats.forEach((st) => expectNoBackgroundWaits(ctx, `stage ${st.rank} with ${setup(spec)}`, st));
   if (bubble < low || bubble > high) {
     ctx.fail(`${text}: outside ${low.toFixed(3)} to ${high.toFixed(3)} (the formula, messages on the critical path and unequal stages). ${bubble > high ? 'The stages wait longer than the schedule needs: does each stage do its warm-up forwards back to back, and in the steady state start each forward or backward as soon as its input has arrived?' : 'Less idle time than the schedule allows: are all the micro-batches computed?'}`, { rank: null, index: null, expected: `${low.toFixed(3)} to ${high.toFixed(3)}`, actual: bubble.toFixed(3), label: 'bubble fraction of the step' });
   }

@@ -177,6 +177,15 @@ export interface RankStats {
   vtUs: number;
   /** Messages sent to this rank that it never received. */
   unreceived: number;
+  /**
+   * Virtual time the rank's background streams (`comm.background`) spent
+   * blocked on messages or in `comm.elapse`, device or not (0 if the rank
+   * reported none). A wait there that the main stream takes over through a
+   * plain promise instead of `work.wait()` is left off the main stream's
+   * clock and off every clock after it, the senders' included: each such
+   * microsecond is at most one a timed step may hide.
+   */
+  backgroundWaitUs: number;
 }
 
 /** What a blocked rank waits for. */

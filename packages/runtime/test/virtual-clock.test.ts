@@ -121,4 +121,47 @@ describe('the virtual clock (alpha 10 µs, 100 bytes/µs)', () => {
     expect(fast.ranks.map((o) => o.value)).toEqual([14, 14]);
     expect(slow.ranks.map((o) => o.value)).toEqual([14, 14]);
   });
+
+  it('counts what background streams waited or elapsed (RankStats.backgroundWaitUs): what a plain promise would hide from the clock', async () => {
+    // Rank 0 sends at 5 µs: the message arrives at 19 µs. Rank 1 receives it on its main stream, on a background
+    // stream joined with wait(), or on one handed over through a plain promise (which leaves the main clock at 0).
+    const run = (how: 'main' | 'joined' | 'plain' | 'elapsed') =>
+      launch({
+        worldSize: 2,
+        cost,
+        program: async (comm: Comm) => {
+          if (comm.rank === 0) {
+            comm.elapse(5);
+            await comm.send(1, full([100], 1));
+          } else if (how === 'main') await comm.recv(0);
+          else if (how === 'joined') await comm.background(() => comm.recv(0)).wait();
+          else if (how === 'plain') {
+            let got!: Promise<unknown>;
+            const work = comm.background(() => (got = comm.recv(0)));
+            await got;
+            void work;
+          } else {
+            // The background clock moved past the arrival first: the receive itself waits for nothing.
+            const work = comm.background(async () => {
+              comm.elapse(30);
+              await comm.recv(0);
+            });
+            await work.wait();
+          }
+          return comm.virtualTimeUs;
+        },
+      });
+    const main = await run('main');
+    expect(main.ranks.map((o) => o.value)).toEqual([5, 19]);
+    expect(main.stats.map((s) => s.backgroundWaitUs)).toEqual([0, 0]);
+    const joined = await run('joined');
+    expect(joined.ranks.map((o) => o.value)).toEqual([5, 19]);
+    expect(joined.stats.map((s) => s.backgroundWaitUs)).toEqual([0, 19]);
+    const plain = await run('plain');
+    expect(plain.ranks.map((o) => o.value)).toEqual([5, 0]);
+    expect(plain.stats.map((s) => s.backgroundWaitUs)).toEqual([0, 19]);
+    const elapsed = await run('elapsed');
+    expect(elapsed.ranks.map((o) => o.value)).toEqual([5, 30]);
+    expect(elapsed.stats.map((s) => s.backgroundWaitUs)).toEqual([0, 30]);
+  });
 });

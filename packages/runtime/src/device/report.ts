@@ -34,6 +34,11 @@ function emptyMemory(capacityBytes: number, marks: MemoryMark[]): MemoryFigures 
  * undefined if it never sent one (it was stopped); `marks[r]` the marks it
  * sent as it went.
  */
+/** What a rank's background streams spent waiting or elapsing, from its meter's figures (RankStats.backgroundWaitUs); 0 without figures. */
+export function backgroundWaitOf(report: RankDeviceReport | undefined): number {
+  return (report?.figures.streams ?? []).filter((s) => s.id !== 0).reduce((a, s) => a + s.idleUs + s.exposedCommUs + s.elapsedUs, 0);
+}
+
 export function deviceReport(model: DeviceModel, reports: (RankDeviceReport | undefined)[], marks: MemoryMark[][], trace: TraceEvent[], barriers: { startUs: number; endUs: number }[], vtUs: number[]): DeviceReport {
   const ranks: RankDeviceStats[] = reports.map((rep, rank) => {
     const comm = unionLength([...trace.filter((e) => e.src === rank || e.dst === rank).map((e) => ({ startUs: e.vtStartUs, endUs: e.vtEndUs })), ...barriers]);
