@@ -6,5 +6,5 @@
 export { CheckFailure, CheckTimeout, DEFAULT_TOLERANCE, type CheckContext, type CheckFn, type CheckModule, type Divergence, type RunSpec, type ProgramSpec, type ExpectCloseOptions, type SharedRuns, type ValueShape } from './check-api.ts';
 export { programPath, loadExport } from './program-browser.ts';
 export { fenceTags, fencer, splitPhases, type RankPhases } from './fences.ts';
-export { expectNoBackgroundWaits, withWhatItLeft } from './in-flight.ts';
+export { expectMainStreamOnly, withWhatItLeft } from './in-flight.ts';
 export type { Manifest, ManifestCheck } from './manifest.ts';

@@ -13,7 +13,7 @@ const trace = [
   { seq: 0, src: 0, dst: 1, tag: 0, bytes: 16, count: 4, dtype: 'float32' as const, vtStartUs: 0, vtEndUs: 10.0128 },
   { seq: 1, src: 1, dst: 0, tag: 0, bytes: 16, count: 4, dtype: 'float32' as const, vtStartUs: 0, vtEndUs: 10.0128 },
 ];
-const stats = [0, 1].map((rank) => ({ rank, messagesSent: 1, messagesReceived: 1, bytesSent: 16, bytesReceived: 16, vtUs: 10.0128, unreceived: 0, backgroundWaitUs: 0 }));
+const stats = [0, 1].map((rank) => ({ rank, messagesSent: 1, messagesReceived: 1, bytesSent: 16, bytesReceived: 16, vtUs: 10.0128, unreceived: 0, backgroundWaitUs: 0, backgroundStreams: 0 }));
 
 function rubric(message: string): Rubric {
   return {

@@ -12,7 +12,7 @@
  * backward over the whole batch does, which changes the last few bits).
  */
 import { DEFAULT_COST, type LaunchResult, type RankStats } from '@dtlab/runtime';
-import { expectNoBackgroundWaits, programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
+import { expectMainStreamOnly, programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { singleProcessTraining, stageLayers, type PipelineSpec } from './data.ts';
 import { referenceLabel, stepLabel, trainingShape, type TrainingResult } from './programs.ts';
 
@@ -143,9 +143,9 @@ export const WORK_MARGIN = 0.03;
  * them: every stage's main-stream FLOPs at least (1 - WORK_MARGIN) times
  * what its m micro-batches need (no work done outside the tensor library),
  * its compute at most (1 + WORK_MARGIN) times that (no padding), nothing
- * computed on other streams beyond WORK_MARGIN of it, no message waited for
- * on them (a wait the main stream takes over through a plain promise is left
- * out of every clock after it: expectNoBackgroundWaits), and the step's time T
+ * computed on other streams beyond WORK_MARGIN of it, no background stream at
+ * all (whose clock only work.wait() joins: work handed to or from one through
+ * a plain promise is timed other than as it ran; expectMainStreamOnly), and the step's time T
  * at most GPipe's critical path, (1 + WORK_MARGIN)·(Σ_s c_s +
  * (m-1)·max_s c_s) plus the 2(p-1) messages: the first micro-batch's
  * forward and the last one's backward cross every stage, and the slowest
@@ -191,7 +191,7 @@ export function expectBubble(ctx: CheckContext, spec: PipelineSpec, b: BubbleMea
   const text = `p = ${spec.stages}, m = ${m}: bubble ${b.bubble.toFixed(3)} of a ${ms(b.stepUs)} step, (p-1)/(m+p-1) = ${b.formula.toFixed(3)}`;
   const mflop = (f: number) => `${(f / 1e6).toFixed(2)} MFLOP`;
   // First: a step that hid its waits measures a bubble that says nothing of its schedule.
-  b.stats.forEach((st) => expectNoBackgroundWaits(ctx, `stage ${st.rank} with p = ${spec.stages}, m = ${m}`, st));
+  b.stats.forEach((st) => expectMainStreamOnly(ctx, `stage ${st.rank} with p = ${spec.stages}, m = ${m}`, st));
   if (b.bubble < b.low || b.bubble > b.high) {
     ctx.fail(
       `${text}: outside ${b.low.toFixed(3)} to ${b.high.toFixed(3)} (the formula, messages on the critical path and unequal stages). ${b.bubble > b.high ? 'The stages wait longer than the schedule needs: does every stage start the next micro-batch\'s forward as soon as it has sent the last one on, and its backwards as soon as the gradients arrive, rather than waiting for a micro-batch to go all the way through?' : 'Less idle time than the schedule allows: are all the micro-batches computed?'}`,

@@ -12,7 +12,7 @@
  * over the whole batch adds them).
  */
 import { DEFAULT_COST, type LaunchResult } from '@dtlab/runtime';
-import { expectNoBackgroundWaits, programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
+import { expectMainStreamOnly, programPath, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { singleProcessTraining, stageLayers, type PipelineSpec } from './data.ts';
 import { MEMORY_RESULT, referenceLabel, stepLabel, trainingShape, type MemoryResult, type TrainingResult } from './programs.ts';
 
@@ -158,9 +158,9 @@ async function expectSameSchedule(ctx: CheckContext, timedRun: TrainingRun): Pro
  * least (1 - WORK_MARGIN) times what its m micro-batches need (no work
  * outside the tensor library), its compute at most (1 + WORK_MARGIN) times
  * that (no padding, no recomputation), nothing computed on other streams
- * beyond WORK_MARGIN of it, no message waited for on them (a wait the main
- * stream takes over through a plain promise is left out of every clock
- * after it: expectNoBackgroundWaits), and the step's time at most the critical path
+ * beyond WORK_MARGIN of it, no background stream at all (whose clock only
+ * work.wait() joins: work handed to or from one through a plain promise is
+ * timed other than as it ran; expectMainStreamOnly), and the step's time at most the critical path
  * of a pipeline of those times, (1 + WORK_MARGIN)·(Σ_s c_s + (m-1)·max_s
  * c_s) plus the 2(p-1) messages: the first micro-batch's forward and the
  * last one's backward cross every stage, and the slowest stage runs the
@@ -192,7 +192,7 @@ export async function expectBubble(ctx: CheckContext, spec: PipelineSpec): Promi
   const work = regions.map((r, s) => `${ms(r.computeUs)} of ${ms(needed[s]!.us)}`).join(', ');
   const text = `p = ${spec.stages}, m = ${m}: bubble ${bubble.toFixed(3)} of a ${ms(stepUs)} step, (p-1)/(m+p-1) = ${formula.toFixed(3)}`;
   // First: a step that hid its waits measures a bubble that says nothing of its schedule.
-  result.stats.forEach((st) => expectNoBackgroundWaits(ctx, `stage ${st.rank} with ${setup(spec)}`, st));
+  result.stats.forEach((st) => expectMainStreamOnly(ctx, `stage ${st.rank} with ${setup(spec)}`, st));
   if (bubble < low || bubble > high) {
     ctx.fail(`${text}: outside ${low.toFixed(3)} to ${high.toFixed(3)} (the formula, messages on the critical path and unequal stages). ${bubble > high ? 'The stages wait longer than the schedule needs: does each stage do its warm-up forwards back to back, and in the steady state start each forward or backward as soon as its input has arrived?' : 'Less idle time than the schedule allows: are all the micro-batches computed?'}`, { rank: null, index: null, expected: `${low.toFixed(3)} to ${high.toFixed(3)}`, actual: bubble.toFixed(3), label: 'bubble fraction of the step' });
   }

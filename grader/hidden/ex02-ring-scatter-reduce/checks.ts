@@ -11,8 +11,9 @@
  * the schedule's bytes (every chunk but one's own, so (N-1)/N of the buffer
  * up to chunk rounding), never the whole buffer in one message, and the
  * ring's time on the virtual clock (the steps overlap around the ring; no
- * chunk leaves before the message it is summed from arrived; no rank waits
- * on a background stream, which the clock after it would not see). Inputs
+ * chunk leaves before the message it is summed from arrived; no rank uses
+ * a background stream, whose clock the main one follows only through
+ * work.wait()). Inputs
  * are multiples of 1/4, so the sums are exact and the tolerance is only
  * rtol 1e-6, atol 1e-6.
  */
@@ -78,6 +79,6 @@ export const checks: Record<string, CheckFn> = {
   },
   'ring-time': async (ctx) => {
     await everyWorldSize(ctx, 'all', expectRingTime);
-    ctx.note("every call took at most 1.25 × the ring's (N-1)·(α + chunk/β) of virtual time, every link busy at every step, no rank sent a chunk before the message it is summed from arrived, and every rank waited on its own stream");
+    ctx.note("every call took at most 1.25 × the ring's (N-1)·(α + chunk/β) of virtual time, every link busy at every step, no rank sent a chunk before the message it is summed from arrived, and every rank ran on its main stream");
   },
 };

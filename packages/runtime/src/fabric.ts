@@ -130,7 +130,7 @@ export class Fabric {
     this.idle = new Array(n).fill(false);
     this.collectives = new CollectiveCalls(n);
     this.deadlock = new DeadlockWatch(opts.deadlockGraceMs ?? 30, () => this.allBlocked(), () => this.declareDeadlock());
-    this.stats = Array.from({ length: n }, (_, rank) => ({ rank, messagesSent: 0, messagesReceived: 0, bytesSent: 0, bytesReceived: 0, vtUs: 0, unreceived: 0, backgroundWaitUs: 0 }));
+    this.stats = Array.from({ length: n }, (_, rank) => ({ rank, messagesSent: 0, messagesReceived: 0, bytesSent: 0, bytesReceived: 0, vtUs: 0, unreceived: 0, backgroundWaitUs: 0, backgroundStreams: 0 }));
     this.delays = (opts.faults ?? []).filter((f): f is Extract<Fault, { kind: 'delay' }> => f.kind === 'delay');
   }
 

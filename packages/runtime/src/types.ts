@@ -186,6 +186,15 @@ export interface RankStats {
    * microsecond is at most one a timed step may hide.
    */
   backgroundWaitUs: number;
+  /**
+   * Background streams the rank started (`comm.background`), device or not.
+   * A background stream keeps its own clock, which nothing but `work.wait()`
+   * joins to the main stream's: a send made from one whose clock is behind
+   * (it waits on a plain promise, which moves no clock) leaves early on the
+   * virtual clock, whatever the program really waited for first. A ring or a
+   * pipeline has no use for them, and its checks require none.
+   */
+  backgroundStreams: number;
 }
 
 /** What a blocked rank waits for. */

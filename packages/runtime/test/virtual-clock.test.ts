@@ -122,7 +122,7 @@ describe('the virtual clock (alpha 10 µs, 100 bytes/µs)', () => {
     expect(slow.ranks.map((o) => o.value)).toEqual([14, 14]);
   });
 
-  it('counts what background streams waited or elapsed (RankStats.backgroundWaitUs): what a plain promise would hide from the clock', async () => {
+  it('counts background streams and what they waited or elapsed (RankStats.backgroundStreams, backgroundWaitUs): what a plain promise would hide from the clock', async () => {
     // Rank 0 sends at 5 µs: the message arrives at 19 µs. Rank 1 receives it on its main stream, on a background
     // stream joined with wait(), or on one handed over through a plain promise (which leaves the main clock at 0).
     const run = (how: 'main' | 'joined' | 'plain' | 'elapsed') =>
@@ -153,15 +153,15 @@ describe('the virtual clock (alpha 10 µs, 100 bytes/µs)', () => {
       });
     const main = await run('main');
     expect(main.ranks.map((o) => o.value)).toEqual([5, 19]);
-    expect(main.stats.map((s) => s.backgroundWaitUs)).toEqual([0, 0]);
+    expect(main.stats.map((s) => [s.backgroundWaitUs, s.backgroundStreams])).toEqual([[0, 0], [0, 0]]);
     const joined = await run('joined');
     expect(joined.ranks.map((o) => o.value)).toEqual([5, 19]);
-    expect(joined.stats.map((s) => s.backgroundWaitUs)).toEqual([0, 19]);
+    expect(joined.stats.map((s) => [s.backgroundWaitUs, s.backgroundStreams])).toEqual([[0, 0], [19, 1]]);
     const plain = await run('plain');
     expect(plain.ranks.map((o) => o.value)).toEqual([5, 0]);
-    expect(plain.stats.map((s) => s.backgroundWaitUs)).toEqual([0, 19]);
+    expect(plain.stats.map((s) => [s.backgroundWaitUs, s.backgroundStreams])).toEqual([[0, 0], [19, 1]]);
     const elapsed = await run('elapsed');
     expect(elapsed.ranks.map((o) => o.value)).toEqual([5, 30]);
-    expect(elapsed.stats.map((s) => s.backgroundWaitUs)).toEqual([0, 30]);
+    expect(elapsed.stats.map((s) => [s.backgroundWaitUs, s.backgroundStreams])).toEqual([[0, 0], [30, 1]]);
   });
 });

@@ -17,7 +17,7 @@ import { decodeValue, encodeValue } from '../wire.ts';
 import { Outcomes } from './outcomes.ts';
 import { nextTask as schedule } from '../next-task.ts';
 import { RankRuntime, type RankDeviceReport, type TimedCompletion } from '../device/rank-runtime.ts';
-import { backgroundWaitOf, deviceReport } from '../device/report.ts';
+import { backgroundOf, deviceReport } from '../device/report.ts';
 import { installAllocationHooks } from '@dtlab/tensor/meter';
 import type { LaunchResult, LaunchSpec, RankProgram } from '../types.ts';
 import type { DeviceModel, RegistryWithCleanup } from '@dtlab/tensor/meter';
@@ -103,7 +103,7 @@ export async function runInline(spec: Required<Pick<LaunchSpec, 'worldSize' | 't
   const ranks = outcomes.all(fabric);
   // A rank that failed or was cut short has no report yet: its figures so far (none for one that timed out).
   const final = reports.map((r, rank) => r ?? (outcomes.ranks[rank]?.status === 'timeout' ? undefined : runtimes[rank]!.report()));
-  const stats = fabric.rankStats().map((s) => ({ ...s, backgroundWaitUs: backgroundWaitOf(final[s.rank]) }));
+  const stats = fabric.rankStats().map((s) => ({ ...s, ...backgroundOf(final[s.rank]) }));
   const result: LaunchResult = { ranks, trace: fabric.trace, stats, deadlock: fabric.deadlockError, wallMs: Date.now() - started, ok: ranks.every((r) => r.status === 'ok') };
   if (opts.device) result.device = deviceReport(opts.device, final, marks, fabric.trace, fabric.barriers, stats.map((s) => s.vtUs));
   return result;

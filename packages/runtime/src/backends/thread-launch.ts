@@ -16,7 +16,7 @@ import { endMarker, type FromRank, type ToRank } from './protocol.ts';
 import type { LaunchResult, LaunchSpec, RankOutcome } from '../types.ts';
 import type { DeviceModel, MemoryMark } from '@dtlab/tensor/meter';
 import type { RankDeviceReport } from '../device/rank-runtime.ts';
-import { backgroundWaitOf, deviceReport } from '../device/report.ts';
+import { backgroundOf, deviceReport } from '../device/report.ts';
 
 /** The launch spec with its defaults filled in. */
 export type ThreadLaunchSpec = Required<Pick<LaunchSpec, 'worldSize' | 'timeoutMs' | 'seed'>> & LaunchSpec;
@@ -130,7 +130,7 @@ export class ThreadLaunch {
   result(started: number, extra: (rank: number) => Partial<RankOutcome> = () => ({})): LaunchResult {
     const { fabric } = this;
     const ranks = this.outcomes.all(fabric).map((o) => ({ ...o, ...extra(o.rank) }));
-    const stats = fabric.rankStats().map((s) => ({ ...s, backgroundWaitUs: backgroundWaitOf(this.reports[s.rank]) }));
+    const stats = fabric.rankStats().map((s) => ({ ...s, ...backgroundOf(this.reports[s.rank]) }));
     const result: LaunchResult = { ranks, trace: fabric.trace, stats, deadlock: fabric.deadlockError, wallMs: Date.now() - started, ok: ranks.every((r) => r.status === 'ok') };
     if (this.device) result.device = deviceReport(this.device, this.reports, this.marks, fabric.trace, fabric.barriers, stats.map((s) => s.vtUs));
     return result;

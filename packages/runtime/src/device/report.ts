@@ -34,9 +34,10 @@ function emptyMemory(capacityBytes: number, marks: MemoryMark[]): MemoryFigures 
  * undefined if it never sent one (it was stopped); `marks[r]` the marks it
  * sent as it went.
  */
-/** What a rank's background streams spent waiting or elapsing, from its meter's figures (RankStats.backgroundWaitUs); 0 without figures. */
-export function backgroundWaitOf(report: RankDeviceReport | undefined): number {
-  return (report?.figures.streams ?? []).filter((s) => s.id !== 0).reduce((a, s) => a + s.idleUs + s.exposedCommUs + s.elapsedUs, 0);
+/** A rank's background streams from its meter's figures (RankStats.backgroundWaitUs and backgroundStreams); none without figures. */
+export function backgroundOf(report: RankDeviceReport | undefined): { backgroundWaitUs: number; backgroundStreams: number } {
+  const streams = (report?.figures.streams ?? []).filter((s) => s.id !== 0);
+  return { backgroundWaitUs: streams.reduce((a, s) => a + s.idleUs + s.exposedCommUs + s.elapsedUs, 0), backgroundStreams: streams.length };
 }
 
 export function deviceReport(model: DeviceModel, reports: (RankDeviceReport | undefined)[], marks: MemoryMark[][], trace: TraceEvent[], barriers: { startUs: number; endUs: number }[], vtUs: number[]): DeviceReport {
