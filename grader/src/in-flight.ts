@@ -3,6 +3,7 @@
  * its Comm and never waited for belongs to the step.
  */
 import type { Comm, RankStats } from '@dtlab/runtime';
+import { formatUs } from '@dtlab/runtime/report';
 import type { CheckContext } from './check-api.ts';
 
 /**
@@ -34,8 +35,7 @@ export async function withWhatItLeft<T>(comm: Comm, step: () => Promise<T>): Pro
  */
 export function expectMainStreamOnly(ctx: CheckContext, at: string, stats: RankStats): void {
   if (stats.backgroundStreams === 0) return;
-  const waitUs = stats.backgroundWaitUs;
-  const shown = waitUs >= 1000 ? `${(waitUs / 1000).toFixed(2)} ms` : `${waitUs.toFixed(1)} µs`;
+  const shown = formatUs(stats.backgroundWaitUs);
   ctx.fail(
     `${at} started ${stats.backgroundStreams} background stream${stats.backgroundStreams === 1 ? '' : 's'} (comm.background), which waited ${shown} for messages or in comm.elapse: a background stream keeps a clock of its own, which the step's follows only through work.wait(), so what it sends or receives is not timed as the program ran it. Send and receive on the main stream (isend, irecv, recv, sendRecv), where the compute that needs a message waits for it`,
     { rank: stats.rank, index: null, expected: 'no background stream', actual: `${stats.backgroundStreams}, ${shown} of waits`, label: `background streams of rank ${stats.rank}` },

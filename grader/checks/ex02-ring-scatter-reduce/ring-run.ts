@@ -35,7 +35,7 @@ export interface RingCall {
    * moment the last rank left it (ranks enter at slightly different times).
    */
   spanUs: number;
-  /** The launch's per-rank stats (the whole launch's, not this call's): traffic, and what the rank's background streams waited (backgroundWaitUs). */
+  /** The launch's per-rank stats (the whole launch's, not this call's): traffic, and the rank's background streams (backgroundStreams, backgroundWaitUs). */
   stats: RankStats[];
 }
 

@@ -113,7 +113,7 @@ export interface BubbleMeasure {
    * c_next; the step's main-stream compute and FLOPs; other streams' compute.
    */
   stages: { neededUs: number; neededFlops: number; microBatchUs: number; computeUs: number; flops: number; backgroundUs: number }[];
-  /** Per stage, the launch's traffic and what its background streams waited (RankStats.backgroundWaitUs). */
+  /** Per stage, the launch's traffic and its background streams (RankStats.backgroundStreams, backgroundWaitUs). */
   stats: RankStats[];
 }
 

@@ -1,10 +1,12 @@
 /**
  * What makes a launch spec runnable: the checks `launch` makes before it
  * starts a rank, the same in every host (Node's launch.ts, the browser's
- * browser.ts).
+ * browser.ts), and the device options every rank gets from it.
  */
+import type { DeviceModel } from '@dtlab/tensor/meter';
 import { LaunchSpecError } from './errors.ts';
 import type { LaunchSpec } from './types.ts';
+import type { RankDeviceOptions } from './device/rank-runtime.ts';
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -53,4 +55,16 @@ export function validateSpec(spec: LaunchSpec, isPool: (p: unknown) => boolean):
     else if (f.kind === 'delay') check([f.src, f.dst].every((r) => Number.isInteger(r) && r >= 0 && r < spec.worldSize) && f.us >= 0, `delay fault needs src and dst ranks and us >= 0, got ${JSON.stringify(f)}`);
     else check(false, `unknown fault ${JSON.stringify(f)}; kinds are 'crash' and 'delay'`);
   }
+}
+
+/** The device options of a launch's ranks, from its spec (the same for every rank and backend). */
+export function rankDeviceOptions(spec: LaunchSpec, device: DeviceModel | null): RankDeviceOptions {
+  return {
+    device,
+    timeline: spec.timeline === true,
+    markKey: spec.markKey,
+    peakTolerance: spec.peakTolerance,
+    // No automatic points: marks, snapshots, the end and a full device still collect.
+    ...(spec.memoryPoints === 'marks' ? { gcEveryBytes: Number.POSITIVE_INFINITY } : {}),
+  };
 }

@@ -17,6 +17,7 @@ import { decodeValue, encodeValue } from '../wire.ts';
 import { Outcomes } from './outcomes.ts';
 import { nextTask as schedule } from '../next-task.ts';
 import { RankRuntime, type RankDeviceReport, type TimedCompletion } from '../device/rank-runtime.ts';
+import { rankDeviceOptions } from '../launch-spec.ts';
 import { backgroundOf, deviceReport } from '../device/report.ts';
 import { installAllocationHooks } from '@dtlab/tensor/meter';
 import type { LaunchResult, LaunchSpec, RankProgram } from '../types.ts';
@@ -67,7 +68,7 @@ export async function runInline(spec: Required<Pick<LaunchSpec, 'worldSize' | 't
         announce: (index, call) => fabric.announce(rank, index, call),
         mark: (m) => void marks[rank]!.push(m),
       },
-      { device: opts.device, timeline: spec.timeline === true, markKey: spec.markKey, peakTolerance: spec.peakTolerance, ...(spec.memoryPoints === 'marks' ? { gcEveryBytes: Number.POSITIVE_INFINITY } : {}) },
+      rankDeviceOptions(spec, opts.device),
       { gc: opts.gc, registry: opts.registry },
     );
     const comm = createComm(rank, n, rt.transport(), spec.seed, spec.faults, rt);

@@ -16,6 +16,7 @@ import { endMarker, type FromRank, type ToRank } from './protocol.ts';
 import type { LaunchResult, LaunchSpec, RankOutcome } from '../types.ts';
 import type { DeviceModel, MemoryMark } from '@dtlab/tensor/meter';
 import type { RankDeviceReport } from '../device/rank-runtime.ts';
+import { rankDeviceOptions } from '../launch-spec.ts';
 import { backgroundOf, deviceReport } from '../device/report.ts';
 
 /** The launch spec with its defaults filled in. */
@@ -97,7 +98,7 @@ export class ThreadLaunch {
       this.threads.post(rank, {
         t: 'run',
         launch,
-        init: { rank, worldSize: n, module, exportName, args, seed: spec.seed, faults: spec.faults ?? [], device: { device, timeline: spec.timeline === true, markKey: spec.markKey, peakTolerance: spec.peakTolerance, ...(spec.memoryPoints === 'marks' ? { gcEveryBytes: Number.POSITIVE_INFINITY } : {}) }, marker: this.marker },
+        init: { rank, worldSize: n, module, exportName, args, seed: spec.seed, faults: spec.faults ?? [], device: rankDeviceOptions(spec, device), marker: this.marker },
       });
     }
   }
