@@ -19,7 +19,7 @@ import type { LaunchResult, RankDeviceStats } from '@dtlab/runtime';
 import type { Tensor } from '@dtlab/tensor';
 import { programPath, fenceTags, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { buildMlp, expectedBuckets, namedUniqueParameters, rankBatch, singleProcessTraining, type BucketSpec, type ExpectedBucket, type ModelBuilder, type Trajectory } from './data.ts';
-import { regionLabels, type BatchFn } from './programs.ts';
+import { regionLabels, type BatchFn, type TimedTrajectory } from './programs.ts';
 import { callsPerStep, type TracedCall } from './trace.ts';
 
 const ENTRY = 'src/bucketed-data-parallel.ts';
@@ -58,6 +58,8 @@ export interface TrainingRun {
   result: LaunchResult;
   /** The tags of the run's fences, before each step and after the last (fences.ts). */
   fences: number[];
+  /** A timed run's: per rank, per step, per parameter, when backward completed its gradient (programs.ts, gradientClock). */
+  ready?: number[][][];
 }
 
 /** Trains on `worldSize` ranks (on the virtual device, timing each step, with `timed`). */
@@ -66,9 +68,13 @@ export async function runTraining(ctx: CheckContext, worldSize: number, spec: Bu
   const returns = { array: { array: 'tensor', length: k }, length: spec.steps } as const;
   // Secret to this check and launch (its seed and world size), so a submission cannot send one.
   const fences = fenceTags(ctx.markKey(), `${spec.seed} ${worldSize} ${timed ? 'timed' : 'plain'}`, spec.steps + 1);
-  const result = timed
-    ? await ctx.run({ worldSize, program: trainee.timed, args: [ctx.entry(ENTRY), spec, fences, ctx.markKey()], returns, device: 'course' })
-    : await ctx.run({ worldSize, program: trainee.train, args: [ctx.entry(ENTRY), spec, fences], returns });
+  if (timed) {
+    const ready = { array: { array: 'number', length: k }, length: spec.steps } as const;
+    const result = await ctx.run({ worldSize, program: trainee.timed, args: [ctx.entry(ENTRY), spec, fences, ctx.markKey()], returns: { object: { steps: returns, ready } }, device: 'course' });
+    const values = result.ranks.map((r) => r.value as TimedTrajectory);
+    return { spec, worldSize, outputs: values.map((v) => v.steps), result, fences, ready: values.map((v) => v.ready) };
+  }
+  const result = await ctx.run({ worldSize, program: trainee.train, args: [ctx.entry(ENTRY), spec, fences], returns });
   return { spec, worldSize, outputs: result.ranks.map((r) => r.value as Trajectory), result, fences };
 }
 
@@ -159,6 +165,61 @@ function region(ctx: CheckContext, d: RankDeviceStats, label: string, what: stri
 
 const us = (x: number) => `${x.toFixed(1)} µs`;
 
+/**
+ * An all-reduce carries gradients, so it cannot leave before they exist: on
+ * every rank, when a step's all-reduce k sends its first message, backward
+ * must have completed at least as many gradient elements as all-reduces 1
+ * to k carry (a ring all-reduce of n elements sends 2(N-1)·n·4 bytes, which
+ * gives n from the trace). Completion times are read on the rank's clock by
+ * the check's own hook (gradientClock in programs.ts). The rule counts
+ * elements, not names, so it holds whatever the buckets are (the
+ * bucket-count check judges those).
+ *
+ * Why: the overlap bound reads each stream's clock, and a background stream
+ * keeps the clock it was forked with until something makes it wait. One
+ * forked before the gradients exist (in forward, say) and held on a plain
+ * promise until backward has ended sends, on the virtual clock, data it does
+ * not have yet, and all-reduces started after backward then read as hidden
+ * behind it. A thousandth of a microsecond of margin, for the rounding of
+ * sums of virtual times.
+ */
+export function expectSendsAfterGradients(ctx: CheckContext, run: TrainingRun, trainee: Trainee = MLP): void {
+  const { worldSize, ready } = run;
+  if (!ready) throw new Error('BUG: expectSendsAfterGradients needs a timed run');
+  if (worldSize === 1) return;
+  const named = namedUniqueParameters(trainee.build(run.spec, 0));
+  const elementsOf = (bytes: number) => bytes / 4 / (2 * (worldSize - 1));
+  tracedCalls(ctx, run).forEach((calls, s) => {
+    const at = `step ${s + 1} with ${ranksWord(worldSize)}`;
+    for (let rank = 0; rank < worldSize; rank++) {
+      const times = ready[rank]![s]!;
+      const never = times.findIndex((t) => t < 0);
+      if (never >= 0) {
+        ctx.fail(`rank ${rank}: in ${at}, backward never completed the gradient of ${named[never]![0]}: run forward and backward of the wrapped model on the main stream, loss.backward() once a step`, {
+          rank, index: never, expected: 'a gradient from backward', actual: 'none', label: `gradient of ${named[never]![0]} in ${at}`,
+        });
+      }
+      // When each count of gradient elements was complete: the parameters in the order backward completed them.
+      const done = named.map(([name, p], i) => ({ name, numel: p.numel, at: times[i]! })).sort((x, y) => x.at - y.at);
+      let carried = 0;
+      calls.forEach((call, k) => {
+        carried += elementsOf(call.bytes);
+        const leftUs = call.leftUs[rank]!;
+        if (!Number.isFinite(leftUs)) return;
+        const have = done.filter((d) => d.at <= leftUs + 1e-3).reduce((a, d) => a + d.numel, 0);
+        if (have >= carried) return;
+        let sum = 0;
+        const enoughAt = done.find((d) => (sum += d.numel) >= carried);
+        const when = enoughAt ? `${us(enoughAt.at)}, with ${enoughAt.name}'s` : 'never: the model has fewer';
+        ctx.fail(
+          `rank ${rank}: in ${at}, all-reduce ${k + 1} sent its first message at ${us(leftUs)} of virtual time, when backward had completed ${have} gradient elements, but ${k === 0 ? 'it carries' : `all-reduces 1 to ${k + 1} carry`} ${carried}: a message cannot carry a gradient that does not exist yet (backward completed that many at ${when}). Start a bucket's all-reduce once its gradients are complete (from their post-accumulate-grad hooks), not on a stream started earlier and held on a promise`,
+          { rank, index: k, expected: `>= ${carried} gradient elements complete`, actual: `${have} at ${leftUs.toFixed(1)} µs`, label: `departure of all-reduce ${k + 1} in ${at}` },
+        );
+      });
+    }
+  });
+}
+
 /** The time a ring all-reduce of `bytes` keeps every link busy: its bandwidth term 2(N-1)/N · S/B, without latencies. */
 export function linkTime(bytes: number, worldSize: number): number {
   return ((2 * (worldSize - 1)) / worldSize) * (bytes / COST.bytesPerUs);
@@ -201,6 +262,7 @@ export function linkTime(bytes: number, worldSize: number): number {
  */
 export function expectOverlap(ctx: CheckContext, run: TrainingRun, buckets: ExpectedBucket[]): void {
   const { worldSize, result } = run;
+  expectSendsAfterGradients(ctx, run);
   const bytes = buckets.map((b) => b.elements * 4);
   const total = bytes.reduce((a, b) => a + b, 0);
   const cLast = estimateTime('allReduce', 'ring', bytes.at(-1)!, worldSize, COST, { elementBytes: 4 });

@@ -7,6 +7,10 @@
  * (../ex07-zero-stage-2/fences.ts), with tags the check hands over in args:
  * the fabric records it in the trace like any message, so the checks can
  * tell which all-reduces each step made (see trace.ts).
+ *
+ * A timed run also notes, on each rank, when backward completed each
+ * parameter's gradient on the virtual clock (gradientClock): a bucket's
+ * all-reduce cannot send its gradients before they exist.
  */
 import { profile, type Comm } from '@dtlab/runtime';
 import { nn, optim, type Tensor } from '@dtlab/tensor';
@@ -30,14 +34,53 @@ export function regionLabels(key: string): { reference: string; step: string } {
   return { reference: `reference forward and backward ${key}`, step: `data-parallel step ${key}` };
 }
 
+/** What a timed run returns: the parameters after each step, and when each gradient was ready (see gradientClock). */
+export interface TimedTrajectory {
+  steps: Trajectory;
+  /** Per step, per parameter (namedUniqueParameters order): the virtual time, in µs, of its last accumulation in that step's backward; -1 if none. */
+  ready: number[][];
+}
+
+/**
+ * Notes, for each step, when backward last accumulated each of `params`'
+ * gradients, read from the rank's clock (`comm.virtualTimeUs`) by a
+ * post-accumulate-grad hook of the check's own, registered before the
+ * submission is loaded. Backward runs the hooks in the order they were
+ * registered, so the check's runs first, at the moment the gradient is
+ * complete, before any the submission adds.
+ *
+ * The hook cannot be taken away: it is pinned at index 0 of a hook list the
+ * parameter can no longer replace (a submission may add and remove its own
+ * hooks as usual). Calling it early changes nothing, since the last call of
+ * the step counts, and that is backward's own.
+ */
+export function gradientClock(comm: Comm, params: Tensor[], steps: number): { step(s: number): void; ready: number[][] } {
+  const ready = Array.from({ length: steps }, () => new Array<number>(params.length).fill(-1));
+  let row: number[] | undefined;
+  params.forEach((p, i) => {
+    p.registerPostAccumulateGradHook(() => {
+      if (row) row[i] = Math.max(row[i]!, comm.virtualTimeUs);
+    });
+    const hooks = p._postAccumulateHooks;
+    Object.defineProperty(hooks, 0, { writable: false, configurable: false });
+    Object.defineProperty(p, '_postAccumulateHooks', { value: hooks, writable: false, configurable: false });
+  });
+  return {
+    step: (s) => {
+      row = ready[s];
+    },
+    ready,
+  };
+}
+
 /** Data-parallel training of the public checks' MLP (see trainWith). */
 export function trainBucketed(comm: Comm, entry: string, spec: BucketSpec, fences: number[]): Promise<Trajectory> {
   return trainWith(comm, entry, spec, buildMlp, rankBatch, fences);
 }
 
 /** The same, on the virtual device, timing each step (see trainWith). */
-export function timeBucketed(comm: Comm, entry: string, spec: BucketSpec, fences: number[], key: string): Promise<Trajectory> {
-  return trainWith(comm, entry, spec, buildMlp, rankBatch, fences, key);
+export function timeBucketed(comm: Comm, entry: string, spec: BucketSpec, fences: number[], key: string): Promise<TimedTrajectory> {
+  return timeWith(comm, entry, spec, buildMlp, rankBatch, fences, key);
 }
 
 /**
@@ -54,12 +97,22 @@ export function timeBucketed(comm: Comm, entry: string, spec: BucketSpec, fences
  * a region of its own, after a barrier; the fences and the barrier stay
  * outside, as their latency is not the step's.
  */
-export async function trainWith(comm: Comm, entry: string, spec: BucketSpec, build: ModelBuilder, batch: BatchFn, fences: number[], key?: string): Promise<Trajectory> {
+export async function trainWith(comm: Comm, entry: string, spec: BucketSpec, build: ModelBuilder, batch: BatchFn, fences: number[]): Promise<Trajectory> {
+  return (await train(comm, entry, spec, build, batch, fences)).steps;
+}
+
+/** trainWith on the virtual device, timing each step and noting when each gradient was ready (TimedTrajectory). */
+export function timeWith(comm: Comm, entry: string, spec: BucketSpec, build: ModelBuilder, batch: BatchFn, fences: number[], key: string): Promise<TimedTrajectory> {
+  return train(comm, entry, spec, build, batch, fences, key);
+}
+
+async function train(comm: Comm, entry: string, spec: BucketSpec, build: ModelBuilder, batch: BatchFn, fences: number[], key?: string): Promise<TimedTrajectory> {
   // Bound before the submission loads: it cannot hold a fence back or send one early.
   const fence = fencer(comm, fences);
-  const Bucketed = await loadExport<BucketedClass>(entry, 'BucketedDataParallel');
   const model = build(spec, comm.rank);
   const params = namedUniqueParameters(model).map(([, p]) => p);
+  const clock = key === undefined ? undefined : gradientClock(comm, params, spec.steps);
+  const Bucketed = await loadExport<BucketedClass>(entry, 'BucketedDataParallel');
   const sgd = new optim.SGD(params, { lr: spec.lr });
   const labels = key === undefined ? undefined : regionLabels(key);
   if (labels) {
@@ -76,6 +129,7 @@ export async function trainWith(comm: Comm, entry: string, spec: BucketSpec, bui
     if (labels) await comm.barrier();
     const { x, y } = batch(spec, s, comm.rank);
     sgd.zeroGrad();
+    clock?.step(s);
     // Background work the step never waited for (all-reduces awaited through a
     // plain promise) is waited for after it, inside the region, so its time counts.
     const step = () =>
@@ -88,5 +142,5 @@ export async function trainWith(comm: Comm, entry: string, spec: BucketSpec, bui
     out.push(snapshot(params));
   }
   await fence(spec.steps);
-  return out;
+  return { steps: out, ready: clock?.ready ?? [] };
 }

@@ -2,7 +2,7 @@
  * Rank programs of the ex05 hidden checks (run in the rank workers).
  */
 import type { Comm } from '@dtlab/runtime';
-import { trainWith } from '../../checks/ex05-bucketed-overlap/programs.ts';
+import { timeWith, trainWith, type TimedTrajectory } from '../../checks/ex05-bucketed-overlap/programs.ts';
 import type { BucketSpec, Trajectory } from '../../checks/ex05-bucketed-overlap/data.ts';
 import { branchingBatch, buildBranching } from './branching-model.ts';
 
@@ -12,6 +12,6 @@ export function trainBranching(comm: Comm, entry: string, spec: BucketSpec, fenc
 }
 
 /** The same, on the virtual device (not used by a check; kept for a Trainee's `timed`). */
-export function timeBranching(comm: Comm, entry: string, spec: BucketSpec, fences: number[], key: string): Promise<Trajectory> {
-  return trainWith(comm, entry, spec, buildBranching, branchingBatch, fences, key);
+export function timeBranching(comm: Comm, entry: string, spec: BucketSpec, fences: number[], key: string): Promise<TimedTrajectory> {
+  return timeWith(comm, entry, spec, buildBranching, branchingBatch, fences, key);
 }
