@@ -18,6 +18,15 @@ try {
   // grading-process.ts reads the job again and reports what is wrong with it
 }
 const bundle = job?.precompiled?.bundle;
+// The policy's parser, with V8's code for it that the grader made for this process's flags (grading-code-cache.ts).
+const parser = job?.codeCache?.parser;
+if (parser) {
+  try {
+    require('./grading-code-cache-load.cjs').preloadParser(parser.resolved, parser.source, parser.code);
+  } catch {
+    // it then loads as usual, from its package
+  }
+}
 if (bundle) {
   require('@dtlab/runtime/precompiled-loader').install({ bundle });
 } else {

@@ -16,8 +16,19 @@ import type { ChildMessage, CheckResult, GradingJob, PolicyResult } from './prot
 import { WORK_DIR } from './paths.ts';
 import { ownedName } from './leftovers.ts';
 import { gradingEnv, jobPermissions } from './permissions.ts';
+import { gradingCodeCache } from './grading-code-cache.ts';
 
 // Plain JavaScript that loads grading-process.ts (the grading process), from the course bundle or through tsx.
+/**
+ * The V8 flags of a grading process with a heap of `heapMb`: jobPermissions'
+ * --disallow-code-generation-from-strings (every grading has it) and the
+ * heap limit start() gives it. A code cache for it must be made with the
+ * same (grading-code-cache.ts).
+ */
+function gradingV8Flags(heapMb: number): string[] {
+  return ['--disallow-code-generation-from-strings', `--max-old-space-size=${heapMb}`];
+}
+
 const CHILD_BOOT = fileURLToPath(new URL('./grading-process-boot.cjs', import.meta.url));
 const OUTPUT_CAP = 64 * 1024;
 const RSS_POLL_MS = 100;
@@ -102,7 +113,9 @@ class GradingProcess {
   async run(): Promise<IsolatedRun> {
     mkdirSync(WORK_DIR, { recursive: true });
     const jobFile = join(WORK_DIR, `${ownedName('job')}.json`);
-    writeFileSync(jobFile, JSON.stringify(this.job));
+    // Made, the first time, by a process of the grader's (grading-code-cache.ts), never by a grading.
+    const codeCache = this.job.policy ? gradingCodeCache(gradingV8Flags(this.heapMb())) : undefined;
+    writeFileSync(jobFile, JSON.stringify(codeCache ? { ...this.job, codeCache } : this.job));
     try {
       const exit = this.start(jobFile);
       this.keepOutput();
@@ -117,12 +130,16 @@ class GradingProcess {
     }
   }
 
+  /** The grading process's heap limit, in MB. */
+  private heapMb(): number {
+    return Math.max(256, Math.min(this.limits.memoryMb, 4096));
+  }
+
   /** Starts the process in a group of its own; resolves once it has ended and its output is read (or it could not start). */
   private start(jobFile: string): Promise<Exit> {
-    const heapMb = Math.max(256, Math.min(this.limits.memoryMb, 4096));
     // node:child_process rather than execa here: grading one submission is the hot path, and
     // loading execa cost the grade command about 0.15 s of its start-up.
-    this.child = spawn(process.execPath, [...jobPermissions(this.job, jobFile), `--max-old-space-size=${heapMb}`, CHILD_BOOT, jobFile], {
+    this.child = spawn(process.execPath, [...jobPermissions(this.job, jobFile), `--max-old-space-size=${this.heapMb()}`, CHILD_BOOT, jobFile], {
       detached: true, // its own process group, so that one kill reaches everything it started
       serialization: 'json',
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

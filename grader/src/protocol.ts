@@ -7,6 +7,7 @@ import type { RunTimeline } from './check-core.ts';
 import type { Manifest } from './manifest.ts';
 import type { PrecompiledModules } from '@dtlab/runtime/precompile';
 import type { PolicyViolation } from './policy.ts';
+import type { GradingCodeCache } from './grading-code-cache.ts';
 
 /** How a check ended. */
 export type CheckStatus = 'passed' | 'failed' | 'error' | 'timeout' | 'skipped';
@@ -49,6 +50,8 @@ export interface GradingJob {
    * (tests of the isolation only).
    */
   policy?: { allowedImports: string[] };
+  /** V8's code for the policy's parser, which the grader made for this job's V8 flags (grading-code-cache.ts). */
+  codeCache?: GradingCodeCache;
 }
 
 /** The static policy's verdict, as the grading process reports it. */
