@@ -58,8 +58,8 @@ export interface TrainingRun {
   result: LaunchResult;
   /** The tags of the run's fences, before each step and after the last (fences.ts). */
   fences: number[];
-  /** A timed run's: per rank, per step, per parameter, when backward completed its gradient (programs.ts, gradientClock). */
-  ready?: number[][][];
+  /** A timed run's, per rank: when backward completed each gradient (programs.ts, TimedTrajectory). */
+  timing?: Pick<TimedTrajectory, 'ready' | 'backwardAt' | 'referenceAfter'>[];
 }
 
 /** Trains on `worldSize` ranks (on the virtual device, timing each step, with `timed`). */
@@ -70,9 +70,11 @@ export async function runTraining(ctx: CheckContext, worldSize: number, spec: Bu
   const fences = fenceTags(ctx.markKey(), `${spec.seed} ${worldSize} ${timed ? 'timed' : 'plain'}`, spec.steps + 1);
   if (timed) {
     const ready = { array: { array: 'number', length: k }, length: spec.steps } as const;
-    const result = await ctx.run({ worldSize, program: trainee.timed, args: [ctx.entry(ENTRY), spec, fences, ctx.markKey()], returns: { object: { steps: returns, ready } }, device: 'course' });
+    const backwardAt = { array: 'number', length: spec.steps } as const;
+    const referenceAfter = { array: 'number', length: k } as const;
+    const result = await ctx.run({ worldSize, program: trainee.timed, args: [ctx.entry(ENTRY), spec, fences, ctx.markKey()], returns: { object: { steps: returns, ready, backwardAt, referenceAfter } }, device: 'course' });
     const values = result.ranks.map((r) => r.value as TimedTrajectory);
-    return { spec, worldSize, outputs: values.map((v) => v.steps), result, fences, ready: values.map((v) => v.ready) };
+    return { spec, worldSize, outputs: values.map((v) => v.steps), result, fences, timing: values.map(({ ready, backwardAt, referenceAfter }) => ({ ready, backwardAt, referenceAfter })) };
   }
   const result = await ctx.run({ worldSize, program: trainee.train, args: [ctx.entry(ENTRY), spec, fences], returns });
   return { spec, worldSize, outputs: result.ranks.map((r) => r.value as Trajectory), result, fences };
@@ -166,57 +168,45 @@ function region(ctx: CheckContext, d: RankDeviceStats, label: string, what: stri
 const us = (x: number) => `${x.toFixed(1)} µs`;
 
 /**
- * An all-reduce carries gradients, so it cannot leave before they exist: on
- * every rank, when a step's all-reduce k sends its first message, backward
- * must have completed at least as many gradient elements as all-reduces 1
- * to k carry (a ring all-reduce of n elements sends 2(N-1)·n·4 bytes, which
- * gives n from the trace). Completion times are read on the rank's clock by
- * the check's own hook (gradientClock in programs.ts). The rule counts
- * elements, not names, so it holds whatever the buckets are (the
- * bucket-count check judges those).
+ * The gradients come from backward on the main stream: in every step, on
+ * every rank, each parameter's gradient is complete no sooner after the
+ * check called loss.backward() than it was in the check's own forward and
+ * backward of the same model on a batch of the same shape, before the model
+ * was wrapped (programs.ts): the same ops, whose virtual times depend on the
+ * shapes alone. A submission's hooks may only add to that. Gradients
+ * computed elsewhere (on a background stream, outside the tensor library)
+ * and handed to backward at once would be complete at its start, their
+ * buckets' all-reduces hidden behind compute that only pads the main
+ * stream. Margin: one part in a million, and a thousandth of a µs.
  *
- * Why: the overlap bound reads each stream's clock, and a background stream
- * keeps the clock it was forked with until something makes it wait. One
- * forked before the gradients exist (in forward, say) and held on a plain
- * promise until backward has ended sends, on the virtual clock, data it does
- * not have yet, and all-reduces started after backward then read as hidden
- * behind it. A thousandth of a microsecond of margin, for the rounding of
- * sums of virtual times.
+ * (A background stream held on a promise until backward has ended, the
+ * other way to time an all-reduce earlier than its data, needs no rule
+ * here: the runtime's clock carries the release to the stream it
+ * releases; runtime README, "the clock follows waits".)
  */
-export function expectSendsAfterGradients(ctx: CheckContext, run: TrainingRun, trainee: Trainee = MLP): void {
-  const { worldSize, ready } = run;
-  if (!ready) throw new Error('BUG: expectSendsAfterGradients needs a timed run');
-  if (worldSize === 1) return;
-  const named = namedUniqueParameters(trainee.build(run.spec, 0));
-  const elementsOf = (bytes: number) => bytes / 4 / (2 * (worldSize - 1));
-  tracedCalls(ctx, run).forEach((calls, s) => {
-    const at = `step ${s + 1} with ${ranksWord(worldSize)}`;
-    for (let rank = 0; rank < worldSize; rank++) {
-      const times = ready[rank]![s]!;
-      const never = times.findIndex((t) => t < 0);
-      if (never >= 0) {
-        ctx.fail(`rank ${rank}: in ${at}, backward never completed the gradient of ${named[never]![0]}: run forward and backward of the wrapped model on the main stream, loss.backward() once a step`, {
-          rank, index: never, expected: 'a gradient from backward', actual: 'none', label: `gradient of ${named[never]![0]} in ${at}`,
-        });
-      }
-      // When each count of gradient elements was complete: the parameters in the order backward completed them.
-      const done = named.map(([name, p], i) => ({ name, numel: p.numel, at: times[i]! })).sort((x, y) => x.at - y.at);
-      let carried = 0;
-      calls.forEach((call, k) => {
-        carried += elementsOf(call.bytes);
-        const leftUs = call.leftUs[rank]!;
-        if (!Number.isFinite(leftUs)) return;
-        const have = done.filter((d) => d.at <= leftUs + 1e-3).reduce((a, d) => a + d.numel, 0);
-        if (have >= carried) return;
-        let sum = 0;
-        const enoughAt = done.find((d) => (sum += d.numel) >= carried);
-        const when = enoughAt ? `${us(enoughAt.at)}, with ${enoughAt.name}'s` : 'never: the model has fewer';
+export function expectGradientsFromBackward(ctx: CheckContext, run: TrainingRun, trainee: Trainee = MLP): void {
+  const { worldSize, timing } = run;
+  if (!timing) throw new Error('BUG: expectGradientsFromBackward needs a timed run');
+  const names = namedUniqueParameters(trainee.build(run.spec, 0)).map(([n]) => n);
+  timing.forEach(({ ready, backwardAt, referenceAfter }, rank) => {
+    if (referenceAfter.some((t) => !(t >= 0))) throw new Error(`BUG: rank ${rank}: the check's own backward did not complete every gradient`);
+    ready.forEach((times, s) => {
+      const at = `step ${s + 1} with ${ranksWord(worldSize)}`;
+      times.forEach((t, i) => {
+        if (t < 0) {
+          ctx.fail(`rank ${rank}: in ${at}, backward never completed the gradient of ${names[i]}: run forward and backward of the wrapped model on the main stream, loss.backward() once a step`, {
+            rank, index: i, expected: 'a gradient from backward', actual: 'none', label: `gradient of ${names[i]} in ${at}`,
+          });
+        }
+        const after = t - backwardAt[s]!;
+        const need = referenceAfter[i]!;
+        if (after >= need * (1 - 1e-6) - 1e-3) return;
         ctx.fail(
-          `rank ${rank}: in ${at}, all-reduce ${k + 1} sent its first message at ${us(leftUs)} of virtual time, when backward had completed ${have} gradient elements, but ${k === 0 ? 'it carries' : `all-reduces 1 to ${k + 1} carry`} ${carried}: a message cannot carry a gradient that does not exist yet (backward completed that many at ${when}). Start a bucket's all-reduce once its gradients are complete (from their post-accumulate-grad hooks), not on a stream started earlier and held on a promise`,
-          { rank, index: k, expected: `>= ${carried} gradient elements complete`, actual: `${have} at ${leftUs.toFixed(1)} µs`, label: `departure of all-reduce ${k + 1} in ${at}` },
+          `rank ${rank}: in ${at}, the gradient of ${names[i]} was complete ${us(after)} after loss.backward() began, but backward of this model computes it ${us(need)} in (the check's own pass, same shapes): it came from somewhere other than backward on the main stream. Let backward compute the gradients where the step's time shows; start each bucket's all-reduce from their hooks`,
+          { rank, index: i, expected: `>= ${need.toFixed(1)} µs after backward began`, actual: `${after.toFixed(1)} µs`, label: `completion of ${names[i]}'s gradient in ${at}` },
         );
       });
-    }
+    });
   });
 }
 
@@ -262,7 +252,7 @@ export function linkTime(bytes: number, worldSize: number): number {
  */
 export function expectOverlap(ctx: CheckContext, run: TrainingRun, buckets: ExpectedBucket[]): void {
   const { worldSize, result } = run;
-  expectSendsAfterGradients(ctx, run);
+  expectGradientsFromBackward(ctx, run);
   const bytes = buckets.map((b) => b.elements * 4);
   const total = bytes.reduce((a, b) => a + b, 0);
   const cLast = estimateTime('allReduce', 'ring', bytes.at(-1)!, worldSize, COST, { elementBytes: 4 });

@@ -9,8 +9,9 @@
  * tell which all-reduces each step made (see trace.ts).
  *
  * A timed run also notes, on each rank, when backward completed each
- * parameter's gradient on the virtual clock (gradientClock): a bucket's
- * all-reduce cannot send its gradients before they exist.
+ * parameter's gradient on the virtual clock (gradientClock), in each step
+ * and in the check's own pass before the model is wrapped: gradients must
+ * come from backward on the main stream.
  */
 import { profile, type Comm } from '@dtlab/runtime';
 import { nn, optim, type Tensor } from '@dtlab/tensor';
@@ -39,6 +40,13 @@ export interface TimedTrajectory {
   steps: Trajectory;
   /** Per step, per parameter (namedUniqueParameters order): the virtual time, in µs, of its last accumulation in that step's backward; -1 if none. */
   ready: number[][];
+  /** Per step: the virtual time at which the check called loss.backward(). */
+  backwardAt: number[];
+  /**
+   * The check's own forward and backward of the model before it was wrapped:
+   * per parameter, how long after backward began its gradient was complete.
+   */
+  referenceAfter: number[];
 }
 
 /**
@@ -54,8 +62,9 @@ export interface TimedTrajectory {
  * hooks as usual). Calling it early changes nothing, since the last call of
  * the step counts, and that is backward's own.
  */
-export function gradientClock(comm: Comm, params: Tensor[], steps: number): { step(s: number): void; ready: number[][] } {
+export function gradientClock(comm: Comm, params: Tensor[], steps: number): { step(s: number): void; ready: number[][]; reference: number[] } {
   const ready = Array.from({ length: steps }, () => new Array<number>(params.length).fill(-1));
+  const reference = new Array<number>(params.length).fill(-1);
   let row: number[] | undefined;
   params.forEach((p, i) => {
     p.registerPostAccumulateGradHook(() => {
@@ -66,10 +75,12 @@ export function gradientClock(comm: Comm, params: Tensor[], steps: number): { st
     Object.defineProperty(p, '_postAccumulateHooks', { value: hooks, writable: false, configurable: false });
   });
   return {
+    // Step -1: the check's own reference pass.
     step: (s) => {
-      row = ready[s];
+      row = s < 0 ? reference : ready[s];
     },
     ready,
+    reference,
   };
 }
 
@@ -115,11 +126,20 @@ async function train(comm: Comm, entry: string, spec: BucketSpec, build: ModelBu
   const Bucketed = await loadExport<BucketedClass>(entry, 'BucketedDataParallel');
   const sgd = new optim.SGD(params, { lr: spec.lr });
   const labels = key === undefined ? undefined : regionLabels(key);
-  if (labels) {
+  let referenceAfter: number[] = [];
+  if (labels && clock) {
     const { x, y } = batch(spec, 0, comm.rank);
-    profile.region(labels.reference, () => nn.crossEntropy(model.forward(x), y).backward());
+    clock.step(-1);
+    let began = 0;
+    profile.region(labels.reference, () => {
+      const loss = nn.crossEntropy(model.forward(x), y);
+      began = comm.virtualTimeUs;
+      loss.backward();
+    });
+    referenceAfter = clock.reference.map((t) => t - began);
     sgd.zeroGrad();
   }
+  const backwardAt: number[] = [];
   const ddp = await Bucketed.create(comm, model, { bucketBytes: spec.bucketBytes });
   const out: Trajectory = [];
   for (let s = 0; s < spec.steps; s++) {
@@ -134,7 +154,9 @@ async function train(comm: Comm, entry: string, spec: BucketSpec, build: ModelBu
     // plain promise) is waited for after it, inside the region, so its time counts.
     const step = () =>
       withWhatItLeft(comm, async () => {
-        nn.crossEntropy(ddp.forward(x), y).backward();
+        const loss = nn.crossEntropy(ddp.forward(x), y);
+        backwardAt.push(comm.virtualTimeUs);
+        loss.backward();
         await ddp.finishGradientSynchronization();
       });
     await (labels ? profile.region(labels.step, step) : step());
@@ -142,5 +164,5 @@ async function train(comm: Comm, entry: string, spec: BucketSpec, build: ModelBu
     out.push(snapshot(params));
   }
   await fence(spec.steps);
-  return { steps: out, ready: clock?.ready ?? [] };
+  return { steps: out, ready: clock?.ready ?? [], backwardAt, referenceAfter };
 }

@@ -188,11 +188,12 @@ export interface RankStats {
   backgroundWaitUs: number;
   /**
    * Background streams the rank started (`comm.background`), device or not.
-   * A background stream keeps its own clock, which nothing but `work.wait()`
-   * joins to the main stream's: a send made from one whose clock is behind
-   * (it waits on a plain promise, which moves no clock) leaves early on the
-   * virtual clock, whatever the program really waited for first. A ring or a
-   * pipeline has no use for them, and its checks require none.
+   * A background stream keeps its own clock, which `work.wait()` joins to
+   * the main stream's, and which a promise one stream settles and another
+   * awaits carries across (the README, "the clock follows waits"); a
+   * schedule with several streams can still order its waits other than it
+   * ran them. A ring or a pipeline has no use for them, and its checks
+   * require none.
    */
   backgroundStreams: number;
 }

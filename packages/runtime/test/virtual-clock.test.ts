@@ -122,9 +122,10 @@ describe('the virtual clock (alpha 10 µs, 100 bytes/µs)', () => {
     expect(slow.ranks.map((o) => o.value)).toEqual([14, 14]);
   });
 
-  it('counts background streams and what they waited or elapsed (RankStats.backgroundStreams, backgroundWaitUs): what a plain promise would hide from the clock', async () => {
+  it('counts background streams and what they waited or elapsed (RankStats.backgroundStreams, backgroundWaitUs), and a plain promise carries the clock as wait() does', async () => {
     // Rank 0 sends at 5 µs: the message arrives at 19 µs. Rank 1 receives it on its main stream, on a background
-    // stream joined with wait(), or on one handed over through a plain promise (which leaves the main clock at 0).
+    // stream joined with wait(), or on one handed over through a plain promise: the main stream resumes from a
+    // promise the background stream settled at 19 µs, so it cannot be earlier.
     const run = (how: 'main' | 'joined' | 'plain' | 'elapsed') =>
       launch({
         worldSize: 2,
@@ -158,10 +159,61 @@ describe('the virtual clock (alpha 10 µs, 100 bytes/µs)', () => {
     expect(joined.ranks.map((o) => o.value)).toEqual([5, 19]);
     expect(joined.stats.map((s) => [s.backgroundWaitUs, s.backgroundStreams])).toEqual([[0, 0], [19, 1]]);
     const plain = await run('plain');
-    expect(plain.ranks.map((o) => o.value)).toEqual([5, 0]);
+    expect(plain.ranks.map((o) => o.value)).toEqual([5, 19]);
     expect(plain.stats.map((s) => [s.backgroundWaitUs, s.backgroundStreams])).toEqual([[0, 0], [19, 1]]);
     const elapsed = await run('elapsed');
     expect(elapsed.ranks.map((o) => o.value)).toEqual([5, 30]);
     expect(elapsed.stats.map((s) => [s.backgroundWaitUs, s.backgroundStreams])).toEqual([[0, 0], [30, 1]]);
+  });
+
+  it('moves a stream held on a promise up to the time the stream that released it released it (happens-before)', async () => {
+    // Rank 1 starts a background stream at 0 µs that waits on a gate, computes 40 µs on the main stream,
+    // then opens the gate: the background stream's send leaves at 40 µs, not at the 0 µs it was started at.
+    // Rank 0 receives on its main stream: the message arrives at 40 + 10 + 400/100 = 54 µs.
+    const r = await launch({
+      worldSize: 2,
+      cost,
+      program: async (comm: Comm) => {
+        if (comm.rank === 0) {
+          await comm.recv(1);
+          return comm.virtualTimeUs;
+        }
+        let open!: () => void;
+        const gate = new Promise<void>((resolve) => (open = resolve));
+        const work = comm.background(async () => {
+          await gate;
+          await comm.send(0, full([100], 1));
+          return comm.virtualTimeUs;
+        });
+        comm.elapse(40);
+        open();
+        return work.wait();
+      },
+    });
+    expect(r.ranks.map((o) => o.value)).toEqual([54, 40]);
+    expect(r.trace.map((e) => [e.src, e.dst, e.vtStartUs])).toEqual([[1, 0, 40]]);
+  });
+
+  it('moves no clock for a promise a stream settles and awaits itself, or one settled before the awaiting stream caught up', async () => {
+    // The background stream elapses 50 µs, then awaits a promise the main stream settled at 10 µs: it stays at 50.
+    const r = await launch({
+      worldSize: 1,
+      cost,
+      program: async (comm: Comm) => {
+        let open!: () => void;
+        const gate = new Promise<void>((resolve) => (open = resolve));
+        const work = comm.background(async () => {
+          comm.elapse(50);
+          await gate;
+          await Promise.resolve();
+          return comm.virtualTimeUs;
+        });
+        comm.elapse(10);
+        open();
+        const inBackground = await work.wait();
+        return [inBackground, comm.virtualTimeUs];
+      },
+    });
+    expect(r.ranks[0]!.value).toEqual([50, 50]);
   });
 });

@@ -291,7 +291,10 @@ export class RankRuntime implements CommRuntime {
     }
     // The waiting code runs on from here, in this task: a scope that cannot follow awaits learns whose it is.
     resumeContext(ctx);
-    if (this.#comm) completeWait(this.#comm, id, completion);
+    // Settled in the waiting stream's own context: its clock has just moved to the completion, and no other
+    // stream's may move with it (the scope carries a settling stream's clock to whoever awaited; scope.ts).
+    const comm = this.#comm;
+    if (comm) runInContext(ctx, () => completeWait(comm, id, completion));
   }
 }
 

@@ -19,6 +19,20 @@
  * event): it runs outside any context, which on a rank worker is the rank's
  * main context (`fallback`).
  *
+ * The same hooks carry time from one of a rank's streams to another: a
+ * stream that resumes from a promise another stream of the rank settled
+ * (the code after `await p`, a `.then` callback) cannot run on before that
+ * stream settled it, so its clock moves up to the settling stream's clock
+ * at that moment, as a join would. Without that, a background stream
+ * started early and held on a plain promise until the main stream released
+ * it kept the clock it was started with, and whatever it sent then left,
+ * on the clock, before the data it carried existed. A promise settled
+ * outside any context (by a timer, say) counts, on a rank worker, as
+ * settled by the main stream then, like any code a host callback starts:
+ * a stream released that way waits for the main stream's time. The
+ * runtime's own completions of a wait are settled in the waiting stream's
+ * context (rank-runtime.ts), so a receive moves no clock but its own.
+ *
  * This file is the runtime's only use of a Node facility for the device;
  * a browser build of the inline backend (the playground) needs another
  * implementation of the same small interface (MeterScope).
@@ -40,15 +54,33 @@ class RankScope implements MeterScope {
   readonly #madeIn = new WeakMap<Promise<unknown>, MeterContext>();
   /** The contexts that reactions running now interrupted, innermost last. */
   readonly #outer: (MeterContext | undefined)[] = [];
+  /** The promise each reaction promise waits on (its `parent`), for promises made where a rank has background streams. */
+  readonly #parentOf = new WeakMap<Promise<unknown>, Promise<unknown>>();
+  /** Which context settled each promise, and its stream's clock then (where the rank has background streams). */
+  readonly #settledBy = new WeakMap<Promise<unknown>, { ctx: MeterContext; clockUs: number }>();
 
   constructor() {
     promiseHooks.createHook({
-      init: (promise) => {
-        if (this.#now !== undefined) this.#madeIn.set(promise, this.#now);
+      init: (promise, parent) => {
+        const now = this.#now;
+        if (now === undefined) return;
+        this.#madeIn.set(promise, now);
+        if (parent !== undefined && now.meter.streams.length > 1) this.#parentOf.set(promise, parent);
+      },
+      settled: (promise) => {
+        const ctx = this.current();
+        if (ctx !== undefined && ctx.meter.streams.length > 1) this.#settledBy.set(promise, { ctx, clockUs: ctx.stream.clock });
       },
       before: (promise) => {
         this.#outer.push(this.#now);
-        this.#now = this.#madeIn.get(promise);
+        const now = (this.#now = this.#madeIn.get(promise));
+        if (now === undefined) return;
+        const parent = this.#parentOf.get(promise);
+        const by = parent === undefined ? undefined : this.#settledBy.get(parent);
+        // Happens-before: the stream resumes no earlier than the stream that settled what it waited on.
+        if (by !== undefined && by.ctx.meter === now.meter && by.ctx.stream !== now.stream && by.clockUs > now.stream.clock) {
+          now.meter.resume(now, by.clockUs, now.stream.clock, `wait for ${by.ctx.stream.label}`);
+        }
       },
       after: () => {
         this.#now = this.#outer.pop();
