@@ -4,7 +4,8 @@
  * launch with a device runs it: every op charged by the roofline, every
  * storage counted on the device's memory (watched through the same
  * finalization registry the runtime gives a rank's meter), and the
- * context found through V8's promise hooks, as the runtime's scope does.
+ * context found through V8's promise hooks, by the scope the runtime installs
+ * (PromiseHookScope, src/meter/promise-scope.ts).
  * Memory points (garbage collections) are not included: they happen at
  * message deliveries and marks, which this benchmark has none of; the
  * runtime README gives their cost.
@@ -16,45 +17,10 @@
  */
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { RankMeter, installAllocationHooks, runInContext, setMeterScope, type MeterContext, type MeterScope, type RegistryWithCleanup } from '../src/meter/index.ts';
+import { RankMeter, installAllocationHooks, runInContext, setMeterScope, type MeterContext, type RegistryWithCleanup } from '../src/meter/index.ts';
+import { PromiseHookScope } from '../src/meter/promise-scope.ts';
 import { Generator, nn, noGrad, optim, randn } from '../src/index.ts';
 
-/**
- * A scope like the runtime's (src/device/scope.ts in @dtlab/runtime): the
- * context follows async code through V8's promise hooks, each promise noted
- * in a WeakMap with the context it was made in.
- */
-class PromiseHookScope implements MeterScope {
-  #now: MeterContext | undefined = undefined;
-  readonly #madeIn = new WeakMap<Promise<unknown>, MeterContext>();
-  readonly #outer: (MeterContext | undefined)[] = [];
-  constructor() {
-    v8.promiseHooks.createHook({
-      init: (promise) => {
-        if (this.#now !== undefined) this.#madeIn.set(promise, this.#now);
-      },
-      before: (promise) => {
-        this.#outer.push(this.#now);
-        this.#now = this.#madeIn.get(promise);
-      },
-      after: () => {
-        this.#now = this.#outer.pop();
-      },
-    });
-  }
-  current(): MeterContext | undefined {
-    return this.#now;
-  }
-  run<T>(ctx: MeterContext, fn: () => T): T {
-    const prev = this.#now;
-    this.#now = ctx;
-    try {
-      return fn();
-    } finally {
-      this.#now = prev;
-    }
-  }
-}
 
 /**
  * The finalization registry a rank's meter gets from the runtime
