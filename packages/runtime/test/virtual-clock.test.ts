@@ -194,6 +194,30 @@ describe('the virtual clock (alpha 10 µs, 100 bytes/µs)', () => {
     expect(r.trace.map((e) => [e.src, e.dst, e.vtStartUs])).toEqual([[1, 0, 40]]);
   });
 
+  it("runs a thenable's then, handed to a promise another stream made, as the main stream's code", async () => {
+    // Rank 1's background stream makes a promise at 0 µs; the main stream computes 40 µs and resolves it with
+    // a thenable whose `then` sends: V8 calls it in a job of its own, which runs as the main stream's (at 40 µs),
+    // not on the background stream's clock (0 µs).
+    const r = await launch({
+      worldSize: 2,
+      cost,
+      program: async (comm: Comm) => {
+        if (comm.rank === 0) {
+          await comm.recv(1);
+          return comm.virtualTimeUs;
+        }
+        let resolve!: (v: unknown) => void;
+        const work = comm.background(() => new Promise((r) => (resolve = r)));
+        comm.elapse(40);
+        resolve({ then: (ok: () => void) => void comm.send(0, full([100], 1)).then(ok) });
+        await work.wait();
+        return comm.virtualTimeUs;
+      },
+    });
+    expect(r.trace.map((e) => [e.src, e.dst, e.vtStartUs])).toEqual([[1, 0, 40]]);
+    expect(r.ranks[0]!.value).toBe(54);
+  });
+
   it('moves no clock for a promise a stream settles and awaits itself, or one settled before the awaiting stream caught up', async () => {
     // The background stream elapses 50 µs, then awaits a promise the main stream settled at 10 µs: it stays at 50.
     const r = await launch({

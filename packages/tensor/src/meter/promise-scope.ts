@@ -31,7 +31,11 @@
  * settled by the main stream then, like any code a host callback starts:
  * a stream released that way waits for the main stream's time. The
  * runtime's own completions of a wait are settled in the waiting stream's
- * context (rank-runtime.ts), so a receive moves no clock but its own.
+ * context (rank-runtime.ts), so a receive moves no clock but its own. And
+ * the job V8 runs for a promise resolved with a thenable (which calls the
+ * thenable's `then`, the resolver's code) runs as the main stream's: a
+ * thenable handed by the main stream to a promise a background stream made
+ * early would otherwise run its `then` on that stream's early clock.
  *
  * It is what the runtime installs in every thread that runs ranks
  * (@dtlab/runtime, src/device/scope.ts), and what the metering benchmark
@@ -56,7 +60,7 @@ export class PromiseHookScope implements MeterScope {
   readonly #madeIn = new WeakMap<Promise<unknown>, MeterContext>();
   /** The contexts that reactions running now interrupted, innermost last. */
   readonly #outer: (MeterContext | undefined)[] = [];
-  /** The promise each reaction promise waits on (its `parent`), for promises made where a rank has background streams. */
+  /** The promise each reaction promise waits on (its `parent`), for promises made in a context. */
   readonly #parentOf = new WeakMap<Promise<unknown>, Promise<unknown>>();
   /** Which context settled each promise, and its stream's clock then (where the rank has background streams). */
   readonly #settledBy = new WeakMap<Promise<unknown>, { ctx: MeterContext; clockUs: number }>();
@@ -67,7 +71,7 @@ export class PromiseHookScope implements MeterScope {
         const now = this.#now;
         if (now === undefined) return;
         this.#madeIn.set(promise, now);
-        if (parent !== undefined && now.meter.streams.length > 1) this.#parentOf.set(promise, parent);
+        if (parent !== undefined) this.#parentOf.set(promise, parent);
       },
       settled: (promise) => {
         const ctx = this.current();
@@ -78,6 +82,14 @@ export class PromiseHookScope implements MeterScope {
         const now = (this.#now = this.#madeIn.get(promise));
         if (now === undefined) return;
         const parent = this.#parentOf.get(promise);
+        if (parent === undefined) {
+          // Not a reaction but V8's job for a promise resolved with a thenable: it calls the thenable's `then`,
+          // code of whoever resolved the promise, which the hooks cannot tell. It runs as the rank's main stream's
+          // (as code a host callback starts does), not on the stream that made the promise, whose clock may be
+          // far behind the resolving.
+          this.#now = now.meter.rootContext();
+          return;
+        }
         const by = parent === undefined ? undefined : this.#settledBy.get(parent);
         // Happens-before: the stream resumes no earlier than the stream that settled what it waited on.
         if (by !== undefined && by.ctx.meter === now.meter && by.ctx.stream !== now.stream && by.clockUs > now.stream.clock) {
