@@ -24,20 +24,21 @@ export async function withWhatItLeft<T>(comm: Comm, step: () => Promise<T>): Pro
  * Fails the check for a rank that started background streams
  * (`RankStats.backgroundStreams`, with or without a device), for a program
  * whose schedule has no use for them (a ring, a pipeline); `at` names the
- * rank and the run. A background stream keeps a clock of its own that only
- * `work.wait()` joins to the main stream's, so it can hide what the program
- * really waited for: a receive waited for there and handed over through a
- * plain promise leaves the main clock, and every clock its later sends
- * reach, early (waitAll after the step does not bring them back); a send
- * made there while the stream waits on a plain promise leaves at the
- * stream's earlier time, whatever the rank waited for first. The message
+ * rank and the run. A background stream keeps a clock of its own: the
+ * runtime carries time between streams through what one waits for of
+ * another's (work.wait(), a promise the other settled), but a step's time
+ * is its main stream's, and what a background stream computes runs beside
+ * it for free (the device has room for both). So work moved there, and
+ * the waits it makes, are not the step's as the schedule ran them; before
+ * the clock followed promises, a receive waited for there and handed over
+ * through a plain promise left every clock after it early. The message
  * says what the rank's background streams waited (`backgroundWaitUs`).
  */
 export function expectMainStreamOnly(ctx: CheckContext, at: string, stats: RankStats): void {
   if (stats.backgroundStreams === 0) return;
   const shown = formatUs(stats.backgroundWaitUs);
   ctx.fail(
-    `${at} started ${stats.backgroundStreams} background stream${stats.backgroundStreams === 1 ? '' : 's'} (comm.background), which waited ${shown} for messages or in comm.elapse: a background stream keeps a clock of its own, which the step's follows only through work.wait(), so what it sends or receives is not timed as the program ran it. Send and receive on the main stream (isend, irecv, recv, sendRecv), where the compute that needs a message waits for it`,
+    `${at} started ${stats.backgroundStreams} background stream${stats.backgroundStreams === 1 ? '' : 's'} (comm.background), which waited ${shown} for messages or in comm.elapse: a background stream keeps a clock of its own beside the step's, and what it computes and waits for is not the step's. Send and receive on the main stream (isend, irecv, recv, sendRecv), where the compute that needs a message waits for it`,
     { rank: stats.rank, index: null, expected: 'no background stream', actual: `${stats.backgroundStreams}, ${shown} of waits`, label: `background streams of rank ${stats.rank}` },
   );
 }

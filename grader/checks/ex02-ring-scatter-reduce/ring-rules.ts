@@ -136,12 +136,14 @@ export const RING_TIME_SLACK = 1.25;
  * The clock keeps to the data: in a ring, what rank r sends at step s ≥ 1 is
  * the chunk it added the step-(s-1) message from rank r-1 into, so it cannot
  * leave before that message arrived. A rank whose clock never waited for its
- * receives (each one waited for on a background stream and handed over
- * through a plain promise, which leaves every clock after it early) sends
- * sums it does not have yet, on the virtual clock, and a serialised ring
- * then reads as fast as an overlapped one. Checked on the calls whose
- * messages are the ring's (N-1 a rank, to the next rank); the other rules
- * refuse the rest.
+ * receives would send, on the virtual clock, sums it does not have yet, and
+ * a serialised ring would then read as fast as an overlapped one. (That is
+ * how the rule was first met: each receive waited for on a background stream
+ * and handed over through a plain promise, before the runtime's clock
+ * followed promises from stream to stream. It stays as a check of the clock
+ * against the data, whatever a later channel may be.) Checked on the calls
+ * whose messages are the ring's (N-1 a rank, to the next rank); the other
+ * rules refuse the rest.
  */
 export function expectCausalSends(ctx: CheckContext, call: RingCall): void {
   const N = call.worldSize;
