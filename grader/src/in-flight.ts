@@ -9,8 +9,8 @@ import type { CheckContext } from './check-api.ts';
 /**
  * Runs `step`, then waits for every operation it left in flight on `comm`
  * (`comm.waitAll()`), and returns what `step` returned. Work started on a
- * background stream and awaited through a plain promise, or not awaited at
- * all, would otherwise finish after the step's clock stopped, and a step that
+ * background stream and never awaited would otherwise finish after the
+ * step's clock stopped, and a step that
  * hides its communication that way would look faster than one that waits
  * for it. Inside a profiled region, the wait is timed with the step.
  */

@@ -165,10 +165,9 @@ export function expectCausalSends(ctx: CheckContext, call: RingCall): void {
 
 /**
  * Every call's sends keep to the data (expectCausalSends), every rank ran
- * its calls on its main stream (no background stream, whose clock only
- * work.wait() joins: a send made there after waiting on a plain promise
- * leaves early while keeping to the data, and so does a serialised ring whose
- * waits before its sends are hidden that way), and the call took at most
+ * its calls on its main stream (no background stream: a call's time is the
+ * main stream's, and what a background stream waits for runs beside it),
+ * and the call took at most
  * RING_TIME_SLACK × the ring's time (ringTimeUs) on the virtual clock.
  */
 export function expectRingTime(ctx: CheckContext, calls: RingCall[]): void {

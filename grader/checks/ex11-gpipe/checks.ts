@@ -144,8 +144,8 @@ export const WORK_MARGIN = 0.03;
  * what its m micro-batches need (no work done outside the tensor library),
  * its compute at most (1 + WORK_MARGIN) times that (no padding), nothing
  * computed on other streams beyond WORK_MARGIN of it, no background stream at
- * all (whose clock only work.wait() joins: work handed to or from one through
- * a plain promise is timed other than as it ran; expectMainStreamOnly), and the step's time T
+ * all (a stage's time is its main stream's, and what a background stream
+ * computes or waits for runs beside it; expectMainStreamOnly), and the step's time T
  * at most GPipe's critical path, (1 + WORK_MARGIN)·(Σ_s c_s +
  * (m-1)·max_s c_s) plus the 2(p-1) messages: the first micro-batch's
  * forward and the last one's backward cross every stage, and the slowest

@@ -158,9 +158,9 @@ async function expectSameSchedule(ctx: CheckContext, timedRun: TrainingRun): Pro
  * least (1 - WORK_MARGIN) times what its m micro-batches need (no work
  * outside the tensor library), its compute at most (1 + WORK_MARGIN) times
  * that (no padding, no recomputation), nothing computed on other streams
- * beyond WORK_MARGIN of it, no background stream at all (whose clock only
- * work.wait() joins: work handed to or from one through a plain promise is
- * timed other than as it ran; expectMainStreamOnly), and the step's time at most the critical path
+ * beyond WORK_MARGIN of it, no background stream at all (a stage's time is
+ * its main stream's, and what a background stream computes or waits for
+ * runs beside it; expectMainStreamOnly), and the step's time at most the critical path
  * of a pipeline of those times, (1 + WORK_MARGIN)·(Σ_s c_s + (m-1)·max_s
  * c_s) plus the 2(p-1) messages: the first micro-batch's forward and the
  * last one's backward cross every stage, and the slowest stage runs the

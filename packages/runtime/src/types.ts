@@ -180,10 +180,9 @@ export interface RankStats {
   /**
    * Virtual time the rank's background streams (`comm.background`) spent
    * blocked on messages or in `comm.elapse`, device or not (0 if the rank
-   * reported none). A wait there that the main stream takes over through a
-   * plain promise instead of `work.wait()` is left off the main stream's
-   * clock and off every clock after it, the senders' included: each such
-   * microsecond is at most one a timed step may hide.
+   * reported none): time spent beside the main stream, which a timed step's
+   * main stream sees only where it waits for the background stream
+   * (`work.wait()`, a promise the stream settled).
    */
   backgroundWaitUs: number;
   /**
