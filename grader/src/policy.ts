@@ -227,12 +227,21 @@ function sourceRules(srcDir: string, absFile: string, allowedImports: readonly s
   };
   const TOP_LEVEL_AWAIT = "top-level 'await' is not allowed: the grader loads submissions as CommonJS modules, which cannot wait; await inside your exported function instead";
   const DYNAMIC_IMPORT = 'dynamic import() is not allowed: import modules statically at the top of the file';
+  // A thenable's `then` runs in a job V8 makes for the promise resolved with it, timed as the stream that made
+  // that promise rather than the one that resolved it (the runtime README, "the clock follows waits").
+  const THENABLE = "a property named 'then' is not allowed: an object with a then method is a thenable, whose then() the virtual clock times on the stream of the promise it resolves, not on the one that ran it; use promises and async functions";
+  const keyIsThen = (n: { key: t.Node; computed?: boolean }) => (n.key.type === 'Identifier' && !n.computed && n.key.name === 'then') || (n.key.type === 'StringLiteral' && n.key.value === 'then');
+  const thenKey: Rule<t.ObjectProperty | t.ObjectMethod | t.ClassProperty | t.ClassMethod> = (n, w) => {
+    if (keyIsThen(n)) w.report(n, 'patching', THENABLE);
+  };
   const member: Rule<t.MemberExpression | t.OptionalMemberExpression> = (n, w) => {
     if (memberName(n) === 'constructor') w.report(n, 'dynamic-code', "reaching a constructor through '.constructor' is not allowed");
     if (memberName(n) === '__proto__') w.report(n, 'patching', "'__proto__' is not allowed");
   };
   const assignment: Rule<t.AssignmentExpression | t.UpdateExpression> = (n, w) => {
-    const what = patchTarget(n.type === 'AssignmentExpression' ? n.left : n.argument, w.imported);
+    const target = n.type === 'AssignmentExpression' ? n.left : n.argument;
+    if ((target.type === 'MemberExpression' || target.type === 'OptionalMemberExpression') && memberName(target) === 'then') w.report(n, 'patching', THENABLE);
+    const what = patchTarget(target, w.imported);
     if (what) w.report(n, 'patching', `assigning to a property of ${what} is not allowed: submissions must not patch globals, prototypes or imported code`);
   };
   const call: Rule<t.CallExpression | t.OptionalCallExpression> = (n, w) => {
@@ -243,6 +252,10 @@ function sourceRules(srcDir: string, absFile: string, allowedImports: readonly s
     if (what) w.report(n, 'patching', `${name} on ${what} is not allowed: submissions must not patch globals, prototypes or imported code`);
   };
   return {
+    ObjectProperty: thenKey,
+    ObjectMethod: thenKey,
+    ClassProperty: thenKey,
+    ClassMethod: thenKey,
     AwaitExpression: (n, w) => {
       if (w.functionDepth === 0) w.report(n, 'top-level-await', TOP_LEVEL_AWAIT);
     },

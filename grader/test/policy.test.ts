@@ -73,6 +73,18 @@ describe('patching', () => {
     expect(rules(`import { Tensor, testing } from '@dtlab/tensor';\ntesting.assertClose = () => {};`)).toEqual(['patching']);
     expect(rules(`import { Tensor } from '@dtlab/tensor';\nTensor.prototype.add = function () { return this; };`)).toEqual(['patching']);
   });
+  it.each([
+    'const t = { then(ok: () => void) { ok(); } };',
+    "const t = { 'then': (ok: () => void) => ok() };",
+    'class Later { then(ok: () => void) { ok(); } }',
+    'class Later { then = (ok: () => void) => ok(); }',
+    'const t: Record<string, unknown> = {}; t.then = () => undefined;',
+  ])('refuses a thenable: %s', (code) => {
+    expect(violations(code).map((v) => [v.rule, /thenable/.test(v.message)])).toEqual([['patching', true]]);
+  });
+  it('allows calling then on a promise', () => {
+    expect(violations(`const p = Promise.resolve(1); p.then((x) => x + 1);`)).toEqual([]);
+  });
   it("allows changing the submission's own objects", () => {
     expect(violations(`const state = { step: 0 }; state.step++; const a: number[] = []; a[0] = 1;`)).toEqual([]);
   });

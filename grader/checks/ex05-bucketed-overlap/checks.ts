@@ -168,6 +168,60 @@ function region(ctx: CheckContext, d: RankDeviceStats, label: string, what: stri
 const us = (x: number) => `${x.toFixed(1)} µs`;
 
 /**
+ * An all-reduce carries gradients, so it cannot leave before they exist: on
+ * every rank, when a step's all-reduce k sends its first message, backward
+ * must have completed at least as many gradient elements as all-reduces 1
+ * to k carry (a ring all-reduce of n elements sends 2(N-1)·n·4 bytes, which
+ * gives n from the trace). Completion times are read on the rank's clock by
+ * the check's own hook (gradientClock in programs.ts). The rule counts
+ * elements, not names, so it holds whatever the buckets are (the
+ * bucket-count check judges those).
+ *
+ * Why: the overlap bound reads each stream's clock, and a background stream
+ * keeps the clock it was started with until it waits for something. The
+ * runtime carries time through what a stream waits for (work.wait(), a
+ * promise another stream settled), but not through memory: a stream started
+ * early that finds its bucket's gradients through a counter the main
+ * stream's hooks advance (polling it with `await Promise.resolve()`, which
+ * it settles itself) reads gradients that, on the clock, do not exist yet.
+ * The overlap checks' model has layers that shrink towards the output, so a
+ * bucket sent before its gradients were complete is always short of them.
+ * A thousandth of a microsecond of margin, for the rounding of sums of
+ * virtual times.
+ */
+export function expectSendsAfterGradients(ctx: CheckContext, run: TrainingRun, trainee: Trainee = MLP): void {
+  const { worldSize, timing } = run;
+  if (!timing) throw new Error('BUG: expectSendsAfterGradients needs a timed run');
+  if (worldSize === 1) return;
+  const named = namedUniqueParameters(trainee.build(run.spec, 0));
+  const elementsOf = (bytes: number) => bytes / 4 / (2 * (worldSize - 1));
+  tracedCalls(ctx, run).forEach((calls, s) => {
+    const at = `step ${s + 1} with ${ranksWord(worldSize)}`;
+    for (let rank = 0; rank < worldSize; rank++) {
+      const times = timing[rank]!.ready[s]!;
+      if (times.some((t) => t < 0)) continue; // expectGradientsFromBackward names it
+      // When each count of gradient elements was complete: the parameters in the order backward completed them.
+      const done = named.map(([name, p], i) => ({ name, numel: p.numel, at: times[i]! })).sort((x, y) => x.at - y.at);
+      let carried = 0;
+      calls.forEach((call, k) => {
+        carried += elementsOf(call.bytes);
+        const leftUs = call.leftUs[rank]!;
+        if (!Number.isFinite(leftUs)) return;
+        const have = done.filter((d) => d.at <= leftUs + 1e-3).reduce((a, d) => a + d.numel, 0);
+        if (have >= carried) return;
+        let sum = 0;
+        const enoughAt = done.find((d) => (sum += d.numel) >= carried);
+        const when = enoughAt ? `${us(enoughAt.at)}, with ${enoughAt.name}'s` : 'never: the model has fewer';
+        ctx.fail(
+          `rank ${rank}: in ${at}, all-reduce ${k + 1} sent its first message at ${us(leftUs)} of virtual time, when backward had completed ${have} gradient elements, but ${k === 0 ? 'it carries' : `all-reduces 1 to ${k + 1} carry`} ${carried}: a message cannot carry a gradient that does not exist yet (backward completed that many at ${when}). Start a bucket's all-reduce once its gradients are complete (from their post-accumulate-grad hooks), not on a stream started earlier and held on a promise`,
+          { rank, index: k, expected: `>= ${carried} gradient elements complete`, actual: `${have} at ${leftUs.toFixed(1)} µs`, label: `departure of all-reduce ${k + 1} in ${at}` },
+        );
+      });
+    }
+  });
+}
+
+/**
  * The gradients come from backward on the main stream: in every step, on
  * every rank, each parameter's gradient is complete no sooner after the
  * check called loss.backward() than it was in the check's own forward and
@@ -179,10 +233,10 @@ const us = (x: number) => `${x.toFixed(1)} µs`;
  * buckets' all-reduces hidden behind compute that only pads the main
  * stream. Margin: one part in a million, and a thousandth of a µs.
  *
- * (A background stream held on a promise until backward has ended, the
- * other way to time an all-reduce earlier than its data, needs no rule
- * here: the runtime's clock carries the release to the stream it
- * releases; runtime README, "the clock follows waits".)
+ * (A background stream held on a promise until backward has ended needs no
+ * rule here: the runtime's clock carries the release to the stream it
+ * releases; runtime README, "the clock follows waits". One that finds its
+ * gradients through memory is expectSendsAfterGradients'.)
  */
 export function expectGradientsFromBackward(ctx: CheckContext, run: TrainingRun, trainee: Trainee = MLP): void {
   const { worldSize, timing } = run;
@@ -253,6 +307,7 @@ export function linkTime(bytes: number, worldSize: number): number {
 export function expectOverlap(ctx: CheckContext, run: TrainingRun, buckets: ExpectedBucket[]): void {
   const { worldSize, result } = run;
   expectGradientsFromBackward(ctx, run);
+  expectSendsAfterGradients(ctx, run);
   const bytes = buckets.map((b) => b.elements * 4);
   const total = bytes.reduce((a, b) => a + b, 0);
   const cLast = estimateTime('allReduce', 'ring', bytes.at(-1)!, worldSize, COST, { elementBytes: 4 });
@@ -289,12 +344,18 @@ export function expectOverlap(ctx: CheckContext, run: TrainingRun, buckets: Expe
 const evenSpec = (seed: number, steps: number, layers: number): BucketSpec => ({ seed, sizes: EVEN_SIZES, batchPerRank: 4, steps, lr: 0.5, bucketBytes: layers * LAYER_BYTES });
 
 /**
- * The model of the overlap checks: eight layers of 128·128 + 128 (64.5 KiB
- * of gradient each, one bucket each), 32 examples per rank. On the course
- * device a layer's backward computes about 210 µs, longer than its ring
- * all-reduce takes on 2 ranks (73 µs) or 4 (139 µs).
+ * The model of the overlap checks: eight layers whose widths shrink towards
+ * the output (192 to 112), 32 examples per rank, and bucketBytes the smallest
+ * layer's gradient bytes, so that each layer is one bucket of the README's
+ * rule. The layers' gradients shrink towards the output too (33,968 to
+ * 13,552 elements), so buckets filled from the other end, or sent before
+ * their gradients were complete, carry more than backward has completed
+ * when they leave (expectSendsAfterGradients). On the course device a
+ * layer's backward computes longer than its ring all-reduce takes on 2 or
+ * 4 ranks (the last layer: about 170 µs against 63 and 125).
  */
-export const overlapSpec = (seed: number): BucketSpec => ({ seed, sizes: Array.from({ length: 9 }, () => 128), batchPerRank: 32, steps: 2, lr: 0.05, bucketBytes: (128 * 128 + 128) * 4 });
+export const OVERLAP_WIDTHS = [192, 176, 160, 152, 144, 136, 128, 120, 112];
+export const overlapSpec = (seed: number): BucketSpec => ({ seed, sizes: OVERLAP_WIDTHS, batchPerRank: 32, steps: 2, lr: 0.05, bucketBytes: (120 * 112 + 112) * 4 });
 
 export const checks: Record<string, CheckFn> = {
   parity: async (ctx) => {

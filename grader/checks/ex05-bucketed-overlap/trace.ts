@@ -26,6 +26,8 @@ export interface TracedCall {
   bytes: number;
   /** Ranks that sent nothing with its tag. */
   silent: number[];
+  /** Per rank, when its first message with this tag left, on the virtual clock (trace `vtStartUs`); Infinity for a silent rank. */
+  leftUs: number[];
 }
 
 /**
@@ -37,7 +39,7 @@ export interface TracedCall {
  */
 export function callsPerStep(trace: readonly TraceEvent[], worldSize: number, fences: readonly number[]): TracedCall[][] | string {
   const steps = fences.length - 1;
-  const perStep = Array.from({ length: steps }, () => new Map<number, { bytes: number; ranks: Set<number> }>());
+  const perStep = Array.from({ length: steps }, () => new Map<number, { bytes: number; ranks: Set<number>; leftUs: number[] }>());
   const phase = new Array<number>(worldSize).fill(0);
   for (const e of trace) {
     const at = fences.indexOf(e.tag);
@@ -51,9 +53,10 @@ export function callsPerStep(trace: readonly TraceEvent[], worldSize: number, fe
     if (step < 0) continue;
     if (step >= steps) return `rank ${e.src} sent ${e.bytes} bytes to rank ${e.dst} (tag ${e.tag}) after the last step had ended`;
     const calls = perStep[step]!;
-    const call = calls.get(e.tag) ?? { bytes: 0, ranks: new Set<number>() };
+    const call = calls.get(e.tag) ?? { bytes: 0, ranks: new Set<number>(), leftUs: new Array<number>(worldSize).fill(Infinity) };
     call.bytes += e.bytes;
     call.ranks.add(e.src);
+    call.leftUs[e.src] = Math.min(call.leftUs[e.src]!, e.vtStartUs);
     calls.set(e.tag, call);
   }
   const short = phase.findIndex((k) => k !== fences.length);
@@ -62,6 +65,6 @@ export function callsPerStep(trace: readonly TraceEvent[], worldSize: number, fe
   return perStep.map((calls) =>
     [...calls.entries()]
       .sort(([a], [b]) => order(a) - order(b) || a - b)
-      .map(([tag, c]) => ({ index: tag >= COLLECTIVE_TAG ? tag - COLLECTIVE_TAG : null, tag, bytes: c.bytes, silent: Array.from({ length: worldSize }, (_, r) => r).filter((r) => !c.ranks.has(r))})),
+      .map(([tag, c]) => ({ index: tag >= COLLECTIVE_TAG ? tag - COLLECTIVE_TAG : null, tag, bytes: c.bytes, silent: Array.from({ length: worldSize }, (_, r) => r).filter((r) => !c.ranks.has(r)), leftUs: c.leftUs })),
   );
 }

@@ -82,7 +82,10 @@ class PlainClock implements CommRuntime {
     this.vt += us;
   }
   fork<T>(_label: string, fn: () => Promise<T> | T): { done: Promise<T>; join: () => void } {
-    return { done: Promise.resolve().then(fn), join: () => undefined };
+    const done = Promise.resolve().then(fn);
+    // Until someone waits, a failure must not count as unhandled: wait() reports it.
+    done.catch(() => undefined);
+    return { done, join: () => undefined };
   }
 }
 
@@ -212,8 +215,6 @@ export class Comm {
         join();
       }
     });
-    // Until someone waits, a failure must not count as unhandled: wait() reports it.
-    done.catch(() => undefined);
     this.#background.push(work as Work<unknown>);
     return work;
   }

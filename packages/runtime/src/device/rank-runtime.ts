@@ -196,12 +196,19 @@ export class RankRuntime implements CommRuntime {
   fork<T>(label: string, fn: () => Promise<T> | T): { done: Promise<T>; join: () => void } {
     const child = this.#meter.fork(this.context(), label);
     const done = runInContext(child, async () => fn());
-    const settled = done.then(
-      () => undefined,
-      () => undefined,
-    );
-    void settled.then(() => {
-      child.stream.ended = true;
+    // The stream's own bookkeeping, made in its context: a reaction made in the caller's would be code of the
+    // caller's stream that resumes from the child's end, and the clock would make the caller wait for it (the
+    // scope carries a stream's time to whoever awaits what it settled). Handling the rejection here also keeps
+    // a failure from counting as unhandled until someone waits: wait() reports it.
+    runInContext(child, () => {
+      void done
+        .then(
+          () => undefined,
+          () => undefined,
+        )
+        .then(() => {
+          child.stream.ended = true;
+        });
     });
     return { done, join: () => this.#meter.join(this.context(), child.stream) };
   }

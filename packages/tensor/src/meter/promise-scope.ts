@@ -31,11 +31,12 @@
  * settled by the main stream then, like any code a host callback starts:
  * a stream released that way waits for the main stream's time. The
  * runtime's own completions of a wait are settled in the waiting stream's
- * context (rank-runtime.ts), so a receive moves no clock but its own. And
- * the job V8 runs for a promise resolved with a thenable (which calls the
- * thenable's `then`, the resolver's code) runs as the main stream's: a
- * thenable handed by the main stream to a promise a background stream made
- * early would otherwise run its `then` on that stream's early clock.
+ * context (rank-runtime.ts), so a receive moves no clock but its own. What
+ * the hooks cannot follow is a thenable a promise is resolved with: V8 calls
+ * its `then` (the resolver's code) in a job of the promise's, which runs as
+ * the stream that made the promise, whose clock may be far behind the
+ * resolving; and a native promise takes the same path, so the job cannot be
+ * told apart. Submissions may not define a `then` (the grader's policy).
  *
  * It is what the runtime installs in every thread that runs ranks
  * (@dtlab/runtime, src/device/scope.ts), and what the metering benchmark
@@ -82,14 +83,6 @@ export class PromiseHookScope implements MeterScope {
         const now = (this.#now = this.#madeIn.get(promise));
         if (now === undefined) return;
         const parent = this.#parentOf.get(promise);
-        if (parent === undefined) {
-          // Not a reaction but V8's job for a promise resolved with a thenable: it calls the thenable's `then`,
-          // code of whoever resolved the promise, which the hooks cannot tell. It runs as the rank's main stream's
-          // (as code a host callback starts does), not on the stream that made the promise, whose clock may be
-          // far behind the resolving.
-          this.#now = now.meter.rootContext();
-          return;
-        }
         const by = parent === undefined ? undefined : this.#settledBy.get(parent);
         // Happens-before: the stream resumes no earlier than the stream that settled what it waited on.
         if (by !== undefined && by.ctx.meter === now.meter && by.ctx.stream !== now.stream && by.clockUs > now.stream.clock) {
