@@ -100,6 +100,8 @@ export interface RunSpec {
    * come at nearly every one.
    */
   memoryPoints?: LaunchSpec['memoryPoints'];
+  /** Keep every message's first values in the trace (LaunchSpec.traceHead). */
+  traceHead?: number;
 }
 
 /**

@@ -36,7 +36,7 @@ export async function scatterReduceCalls(comm: Comm, entry: string, seed: number
     const input = rankInput(seed, comm.rank, n);
     times.push(comm.virtualTimeUs);
     // Background work the call started but never waited for (a ring on a
-    // background stream awaited through a plain promise) belongs to the call:
+    // background stream nobody awaits) belongs to the call:
     // waiting for it moves this stream's clock to its end, so it is timed.
     const chunk = await withWhatItLeft(comm, () => ringScatterReduce(comm, input));
     times.push(comm.virtualTimeUs);

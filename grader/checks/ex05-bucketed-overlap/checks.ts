@@ -26,6 +26,8 @@ const ENTRY = 'src/bucketed-data-parallel.ts';
 const programs = programPath(import.meta.url, './programs.ts');
 /** See the file comment. */
 export const TOLERANCE = { rtol: 1e-5, atol: 1e-6 };
+/** How many of each message's first values a timed run keeps in its trace (expectCarriedGradients). */
+export const CARRIED_VALUES = 4;
 /** The network of every launch (the runtime's default): α = 10 µs, 1250 bytes per µs. */
 export const COST = { alphaUs: 10, bytesPerUs: 1250 };
 
@@ -59,7 +61,7 @@ export interface TrainingRun {
   /** The tags of the run's fences, before each step and after the last (fences.ts). */
   fences: number[];
   /** A timed run's, per rank: when backward completed each gradient (programs.ts, TimedTrajectory). */
-  timing?: Pick<TimedTrajectory, 'ready' | 'backwardAt' | 'referenceAfter'>[];
+  timing?: Pick<TimedTrajectory, 'ready' | 'backwardAt' | 'referenceAfter' | 'gradValues'>[];
 }
 
 /** Trains on `worldSize` ranks (on the virtual device, timing each step, with `timed`). */
@@ -72,9 +74,17 @@ export async function runTraining(ctx: CheckContext, worldSize: number, spec: Bu
     const ready = { array: { array: 'number', length: k }, length: spec.steps } as const;
     const backwardAt = { array: 'number', length: spec.steps } as const;
     const referenceAfter = { array: 'number', length: k } as const;
-    const result = await ctx.run({ worldSize, program: trainee.timed, args: [ctx.entry(ENTRY), spec, fences, ctx.markKey()], returns: { object: { steps: returns, ready, backwardAt, referenceAfter } }, device: 'course' });
+    const gradValues = { array: { array: 'tensor', length: k }, length: spec.steps } as const;
+    const result = await ctx.run({
+      worldSize,
+      program: trainee.timed,
+      args: [ctx.entry(ENTRY), spec, fences, ctx.markKey()],
+      returns: { object: { steps: returns, ready, backwardAt, referenceAfter, gradValues } },
+      device: 'course',
+      traceHead: CARRIED_VALUES,
+    });
     const values = result.ranks.map((r) => r.value as TimedTrajectory);
-    return { spec, worldSize, outputs: values.map((v) => v.steps), result, fences, timing: values.map(({ ready, backwardAt, referenceAfter }) => ({ ready, backwardAt, referenceAfter })) };
+    return { spec, worldSize, outputs: values.map((v) => v.steps), result, fences, timing: values.map(({ ready, backwardAt, referenceAfter, gradValues }) => ({ ready, backwardAt, referenceAfter, gradValues })) };
   }
   const result = await ctx.run({ worldSize, program: trainee.train, args: [ctx.entry(ENTRY), spec, fences], returns });
   return { spec, worldSize, outputs: result.ranks.map((r) => r.value as Trajectory), result, fences };
@@ -222,6 +232,58 @@ export function expectSendsAfterGradients(ctx: CheckContext, run: TrainingRun, t
 }
 
 /**
+ * An all-reduce carries gradients that exist: on every rank, the first
+ * values of each all-reduce's first message (a ring's first chunk, this
+ * rank's own values before any reduction) must be values of gradients that
+ * backward had completed on this rank when the message left, as the check's
+ * own hook copied them (or those divided by N, for a trainer that averages
+ * before it sums). Counting elements (expectSendsAfterGradients) cannot see
+ * which gradients a message carries: all-reduces of the buckets' sizes, sent
+ * at their buckets' times, could carry slices of gradients completed later,
+ * reached through memory by a stream whose clock is early. The values are
+ * compared at a relative 1e-6 (exact for a copy; an ulp or two for a
+ * division), CARRIED_VALUES of them a message.
+ */
+export function expectCarriedGradients(ctx: CheckContext, run: TrainingRun, trainee: Trainee = MLP): void {
+  const { worldSize, timing } = run;
+  if (!timing) throw new Error('BUG: expectCarriedGradients needs a timed run');
+  if (worldSize === 1) return;
+  const names = namedUniqueParameters(trainee.build(run.spec, 0)).map(([n]) => n);
+  const near = (sorted: Float32Array, x: number) => {
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (sorted[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    const tol = Math.abs(x) * 1e-6 + 1e-30;
+    return (lo < sorted.length && Math.abs(sorted[lo]! - x) <= tol) || (lo > 0 && Math.abs(sorted[lo - 1]! - x) <= tol);
+  };
+  tracedCalls(ctx, run).forEach((calls, s) => {
+    const at = `step ${s + 1} with ${ranksWord(worldSize)}`;
+    for (let rank = 0; rank < worldSize; rank++) {
+      const { ready, gradValues } = timing[rank]!;
+      const sorted = gradValues[s]!.map((t) => t.data() as Float32Array);
+      calls.forEach((call, k) => {
+        const values = call.firstValues[rank];
+        const leftUs = call.leftUs[rank]!;
+        if (!values || !Number.isFinite(leftUs)) return;
+        const complete = names.map((_, i) => i).filter((i) => ready[s]![i]! >= 0 && ready[s]![i]! <= leftUs + 1e-3);
+        const stray = values.findIndex((v) => !complete.some((i) => near(sorted[i]!, v) || near(sorted[i]!, v * worldSize)));
+        if (stray < 0) return;
+        const from = names.map((_, i) => i).find((i) => near(sorted[i]!, values[stray]!) || near(sorted[i]!, values[stray]! * worldSize));
+        const whose = from === undefined ? 'of no gradient of this rank' : `of ${names[from]}'s gradient, which backward completed at ${us(ready[s]![from]!)}`;
+        ctx.fail(
+          `rank ${rank}: in ${at}, all-reduce ${k + 1}'s first message left at ${us(leftUs)} of virtual time carrying the value ${values[stray]} (its element ${stray}), ${whose}: a message cannot carry a gradient that does not exist yet. All-reduce each bucket's own gradients once they are complete, from their hooks`,
+          { rank, index: k, expected: `values of gradients complete by ${leftUs.toFixed(1)} µs`, actual: `${values[stray]} (${from === undefined ? 'unknown' : names[from]})`, label: `values of all-reduce ${k + 1}'s first message in ${at}` },
+        );
+      });
+    }
+  });
+}
+
+/**
  * The gradients come from backward on the main stream: in every step, on
  * every rank, each parameter's gradient is complete no sooner after the
  * check called loss.backward() than it was in the check's own forward and
@@ -308,6 +370,7 @@ export function expectOverlap(ctx: CheckContext, run: TrainingRun, buckets: Expe
   const { worldSize, result } = run;
   expectGradientsFromBackward(ctx, run);
   expectSendsAfterGradients(ctx, run);
+  expectCarriedGradients(ctx, run);
   const bytes = buckets.map((b) => b.elements * 4);
   const total = bytes.reduce((a, b) => a + b, 0);
   const cLast = estimateTime('allReduce', 'ring', bytes.at(-1)!, worldSize, COST, { elementBytes: 4 });

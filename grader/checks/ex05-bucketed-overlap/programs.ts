@@ -14,7 +14,7 @@
  * come from backward on the main stream.
  */
 import { profile, type Comm } from '@dtlab/runtime';
-import { nn, optim, type Tensor } from '@dtlab/tensor';
+import { nn, optim, tensor, type Tensor } from '@dtlab/tensor';
 import { loadExport, fencer, withWhatItLeft } from '@dtlab/grader';
 import { buildMlp, namedUniqueParameters, rankBatch, snapshot, type BucketSpec, type ModelBuilder, type Trajectory } from './data.ts';
 
@@ -43,6 +43,11 @@ export interface TimedTrajectory {
   /** Per step: the virtual time at which the check called loss.backward(). */
   backwardAt: number[];
   /**
+   * Per step, per parameter: its gradient's values on this rank as backward
+   * completed it (before any all-reduce), sorted, as a float32 tensor.
+   */
+  gradValues: Tensor[][];
+  /**
    * The check's own forward and backward of the model before it was wrapped:
    * per parameter, how long after backward began its gradient was complete.
    */
@@ -62,13 +67,18 @@ export interface TimedTrajectory {
  * hooks as usual). Calling it early changes nothing, since the last call of
  * the step counts, and that is backward's own.
  */
-export function gradientClock(comm: Comm, params: Tensor[], steps: number): { step(s: number): void; ready: number[][]; reference: number[] } {
+export function gradientClock(comm: Comm, params: Tensor[], steps: number): { step(s: number): void; ready: number[][]; reference: number[]; values: (Float32Array | undefined)[][] } {
   const ready = Array.from({ length: steps }, () => new Array<number>(params.length).fill(-1));
   const reference = new Array<number>(params.length).fill(-1);
+  const values = Array.from({ length: steps }, () => new Array<Float32Array | undefined>(params.length).fill(undefined));
   let row: number[] | undefined;
+  let kept: (Float32Array | undefined)[] | undefined;
   params.forEach((p, i) => {
     p.registerPostAccumulateGradHook(() => {
-      if (row) row[i] = Math.max(row[i]!, comm.virtualTimeUs);
+      if (!row) return;
+      row[i] = Math.max(row[i]!, comm.virtualTimeUs);
+      // A copy in plain memory: it costs no virtual time, and the submission never sees it.
+      if (kept && p.grad) kept[i] = Float32Array.from(p.grad.data());
     });
     const hooks = p._postAccumulateHooks;
     Object.defineProperty(hooks, 0, { writable: false, configurable: false });
@@ -78,9 +88,11 @@ export function gradientClock(comm: Comm, params: Tensor[], steps: number): { st
     // Step -1: the check's own reference pass.
     step: (s) => {
       row = s < 0 ? reference : ready[s];
+      kept = s < 0 ? undefined : values[s];
     },
     ready,
     reference,
+    values,
   };
 }
 
@@ -150,8 +162,8 @@ async function train(comm: Comm, entry: string, spec: BucketSpec, build: ModelBu
     const { x, y } = batch(spec, s, comm.rank);
     sgd.zeroGrad();
     clock?.step(s);
-    // Background work the step never waited for (all-reduces awaited through a
-    // plain promise) is waited for after it, inside the region, so its time counts.
+    // Background work the step never waited for (all-reduces started and not
+    // awaited) is waited for after it, inside the region, so its time counts.
     const step = () =>
       withWhatItLeft(comm, async () => {
         const loss = nn.crossEntropy(ddp.forward(x), y);
@@ -164,5 +176,6 @@ async function train(comm: Comm, entry: string, spec: BucketSpec, build: ModelBu
     out.push(snapshot(params));
   }
   await fence(spec.steps);
-  return { steps: out, ready: clock?.ready ?? [], backwardAt, referenceAfter };
+  const gradValues = (clock?.values ?? []).map((perParam) => perParam.map((v) => tensor((v ?? new Float32Array(0)).slice().sort())));
+  return { steps: out, ready: clock?.ready ?? [], backwardAt, referenceAfter, gradValues };
 }

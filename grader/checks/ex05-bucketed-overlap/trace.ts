@@ -28,6 +28,8 @@ export interface TracedCall {
   silent: number[];
   /** Per rank, when its first message with this tag left, on the virtual clock (trace `vtStartUs`); Infinity for a silent rank. */
   leftUs: number[];
+  /** Per rank, the first values its first message with this tag carried (trace `head`, when the launch kept them); null for none. */
+  firstValues: (number[] | null)[];
 }
 
 /**
@@ -39,7 +41,7 @@ export interface TracedCall {
  */
 export function callsPerStep(trace: readonly TraceEvent[], worldSize: number, fences: readonly number[]): TracedCall[][] | string {
   const steps = fences.length - 1;
-  const perStep = Array.from({ length: steps }, () => new Map<number, { bytes: number; ranks: Set<number>; leftUs: number[] }>());
+  const perStep = Array.from({ length: steps }, () => new Map<number, { bytes: number; ranks: Set<number>; leftUs: number[]; firstValues: (number[] | null)[] }>());
   const phase = new Array<number>(worldSize).fill(0);
   for (const e of trace) {
     const at = fences.indexOf(e.tag);
@@ -53,7 +55,8 @@ export function callsPerStep(trace: readonly TraceEvent[], worldSize: number, fe
     if (step < 0) continue;
     if (step >= steps) return `rank ${e.src} sent ${e.bytes} bytes to rank ${e.dst} (tag ${e.tag}) after the last step had ended`;
     const calls = perStep[step]!;
-    const call = calls.get(e.tag) ?? { bytes: 0, ranks: new Set<number>(), leftUs: new Array<number>(worldSize).fill(Infinity) };
+    const call = calls.get(e.tag) ?? { bytes: 0, ranks: new Set<number>(), leftUs: new Array<number>(worldSize).fill(Infinity), firstValues: new Array<number[] | null>(worldSize).fill(null) };
+    if (!call.ranks.has(e.src)) call.firstValues[e.src] = e.head ?? null;
     call.bytes += e.bytes;
     call.ranks.add(e.src);
     call.leftUs[e.src] = Math.min(call.leftUs[e.src]!, e.vtStartUs);
@@ -65,6 +68,6 @@ export function callsPerStep(trace: readonly TraceEvent[], worldSize: number, fe
   return perStep.map((calls) =>
     [...calls.entries()]
       .sort(([a], [b]) => order(a) - order(b) || a - b)
-      .map(([tag, c]) => ({ index: tag >= COLLECTIVE_TAG ? tag - COLLECTIVE_TAG : null, tag, bytes: c.bytes, silent: Array.from({ length: worldSize }, (_, r) => r).filter((r) => !c.ranks.has(r)), leftUs: c.leftUs })),
+      .map(([tag, c]) => ({ index: tag >= COLLECTIVE_TAG ? tag - COLLECTIVE_TAG : null, tag, bytes: c.bytes, silent: Array.from({ length: worldSize }, (_, r) => r).filter((r) => !c.ranks.has(r)), leftUs: c.leftUs, firstValues: c.firstValues })),
   );
 }

@@ -87,6 +87,8 @@ export interface FabricOptions {
   waitingMeansIdle: boolean;
   /** How long all ranks must stay blocked, with no event, before it is a deadlock. */
   deadlockGraceMs?: number;
+  /** Keep the first this many values of every message in its trace event (`head`); default none. */
+  traceHead?: number;
 }
 
 /** Routes, matches, times and traces messages between ranks; detects deadlocks. */
@@ -151,7 +153,10 @@ export class Fabric {
     const bytes = wireBytes(payload);
     const delay = this.delays.filter((d) => d.src === src && d.dst === dst);
     const { startUs, endUs } = this.clock.send(src, bytes, delay.reduce((t, d) => t + d.us, 0), vtUs);
-    this.trace.push({ seq: this.trace.length, src, dst, tag, bytes, count, dtype: payload.dtype, vtStartUs: startUs, vtEndUs: endUs });
+    const event: TraceEvent = { seq: this.trace.length, src, dst, tag, bytes, count, dtype: payload.dtype, vtStartUs: startUs, vtEndUs: endUs };
+    const head = this.opts.traceHead ?? 0;
+    if (head > 0) event.head = Array.from(new (payload.dtype === 'float64' ? Float64Array : Float32Array)(payload.buffer, 0, Math.min(head, count)));
+    this.trace.push(event);
     this.stats[src]!.messagesSent++;
     this.stats[src]!.bytesSent += bytes;
     const msg: Message = { src, tag, payload, startUs, arrivalUs: endUs, bytes };

@@ -81,6 +81,11 @@ export interface LaunchSpec {
    * mark. Not with peakTolerance.
    */
   memoryPoints?: 'auto' | 'marks';
+  /**
+   * Keep the first this many values of every message in its trace event
+   * (`TraceEvent.head`), for a check of what a message carried; default none.
+   */
+  traceHead?: number;
   /** Record every op, wait and region on a timeline, for `chromeTrace(result)` (needs `device`). Default false. */
   timeline?: boolean;
   /**
@@ -164,6 +169,8 @@ export interface TraceEvent {
   vtStartUs: number;
   /** When the last byte arrived: start + alpha + bytes / bandwidth (+ any injected delay). */
   vtEndUs: number;
+  /** With LaunchSpec.traceHead: the message's first values (at most that many). */
+  head?: number[];
 }
 
 /** Per-rank traffic and clock. */

@@ -227,6 +227,21 @@ describe('the virtual clock (alpha 10 µs, 100 bytes/µs)', () => {
     expect(r.ranks[0]!.value).toBe(0);
   });
 
+  it("keeps each message's first values in the trace with traceHead, on both backends", async () => {
+    for (const backend of ['inline', 'workers'] as const) {
+      const r = await launch({
+        worldSize: 2,
+        cost,
+        backend,
+        traceHead: 3,
+        program: { module: new URL('./programs/head.ts', import.meta.url).pathname, export: 'sendRange' },
+      });
+      expect(r.trace.map((e) => [e.src, e.head])).toEqual([[0, [0, 1, 2]], [1, [7]]]);
+    }
+    const plain = await launch({ worldSize: 2, cost, program: { module: new URL('./programs/head.ts', import.meta.url).pathname, export: 'sendRange' } });
+    expect(plain.trace.map((e) => e.head)).toEqual([undefined, undefined]);
+  });
+
   it('moves no clock for a promise a stream settles and awaits itself, or one settled before the awaiting stream caught up', async () => {
     // The background stream elapses 50 µs, then awaits a promise the main stream settled at 10 µs: it stays at 50.
     const r = await launch({
