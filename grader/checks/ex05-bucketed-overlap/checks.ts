@@ -5,7 +5,12 @@
  * process trained here, at grade time, on the combined batch. Two checks of
  * how also read the run: the fabric's trace (which all-reduces each step
  * made, and how large) and the virtual device's clock (how long the step
- * waited for them).
+ * waited for them). Before the clock is believed, the overlap checks make
+ * sure it kept to the data: each gradient came from backward on the main
+ * stream (expectGradientsFromBackward), no all-reduce left before as many
+ * gradient elements as it carried were complete (expectSendsAfterGradients),
+ * and what each carried were values of gradients complete when it left
+ * (expectCarriedGradients).
  *
  * Tolerance of the values: float32, rtol 1e-5 and atol 1e-6, as in ex04
  * (the same computation: a mean over each rank's part, then a ring average,
