@@ -65,8 +65,8 @@ export interface TrainingRun {
   result: LaunchResult;
   /** The tags of the run's fences, before each step and after the last (fences.ts). */
   fences: number[];
-  /** A timed run's, per rank: when backward completed each gradient (programs.ts, TimedTrajectory). */
-  timing?: Pick<TimedTrajectory, 'ready' | 'backwardAt' | 'referenceAfter' | 'gradValues'>[];
+  /** A timed run's, per rank: what its program returned, when backward completed each gradient included (programs.ts). */
+  timing?: TimedTrajectory[];
 }
 
 /** Trains on `worldSize` ranks (on the virtual device, timing each step, with `timed`). */
@@ -89,7 +89,7 @@ export async function runTraining(ctx: CheckContext, worldSize: number, spec: Bu
       traceHead: CARRIED_VALUES,
     });
     const values = result.ranks.map((r) => r.value as TimedTrajectory);
-    return { spec, worldSize, outputs: values.map((v) => v.steps), result, fences, timing: values.map(({ ready, backwardAt, referenceAfter, gradValues }) => ({ ready, backwardAt, referenceAfter, gradValues })) };
+    return { spec, worldSize, outputs: values.map((v) => v.steps), result, fences, timing: values };
   }
   const result = await ctx.run({ worldSize, program: trainee.train, args: [ctx.entry(ENTRY), spec, fences], returns });
   return { spec, worldSize, outputs: result.ranks.map((r) => r.value as Trajectory), result, fences };
@@ -182,6 +182,13 @@ function region(ctx: CheckContext, d: RankDeviceStats, label: string, what: stri
 
 const us = (x: number) => `${x.toFixed(1)} µs`;
 
+/** What the rules of a timed run read beside it: the model's parameter names and sizes (namedUniqueParameters order) and each step's traced calls. */
+interface Model {
+  names: string[];
+  numels: number[];
+  calls: TracedCall[][];
+}
+
 /**
  * An all-reduce carries gradients, so it cannot leave before they exist: on
  * every rank, when a step's all-reduce k sends its first message, backward
@@ -204,19 +211,18 @@ const us = (x: number) => `${x.toFixed(1)} µs`;
  * A thousandth of a microsecond of margin, for the rounding of sums of
  * virtual times.
  */
-export function expectSendsAfterGradients(ctx: CheckContext, run: TrainingRun, trainee: Trainee = MLP): void {
+export function expectSendsAfterGradients(ctx: CheckContext, run: TrainingRun, model: Model): void {
   const { worldSize, timing } = run;
   if (!timing) throw new Error('BUG: expectSendsAfterGradients needs a timed run');
   if (worldSize === 1) return;
-  const named = namedUniqueParameters(trainee.build(run.spec, 0));
   const elementsOf = (bytes: number) => bytes / 4 / (2 * (worldSize - 1));
-  tracedCalls(ctx, run).forEach((calls, s) => {
+  model.calls.forEach((calls, s) => {
     const at = `step ${s + 1} with ${ranksWord(worldSize)}`;
     for (let rank = 0; rank < worldSize; rank++) {
       const times = timing[rank]!.ready[s]!;
       if (times.some((t) => t < 0)) continue; // expectGradientsFromBackward names it
       // When each count of gradient elements was complete: the parameters in the order backward completed them.
-      const done = named.map(([name, p], i) => ({ name, numel: p.numel, at: times[i]! })).sort((x, y) => x.at - y.at);
+      const done = model.names.map((name, i) => ({ name, numel: model.numels[i]!, at: times[i]! })).sort((x, y) => x.at - y.at);
       let carried = 0;
       calls.forEach((call, k) => {
         carried += elementsOf(call.bytes);
@@ -249,11 +255,11 @@ export function expectSendsAfterGradients(ctx: CheckContext, run: TrainingRun, t
  * compared at a relative 1e-6 (exact for a copy; an ulp or two for a
  * division), CARRIED_VALUES of them a message.
  */
-export function expectCarriedGradients(ctx: CheckContext, run: TrainingRun, trainee: Trainee = MLP): void {
+export function expectCarriedGradients(ctx: CheckContext, run: TrainingRun, model: Model): void {
   const { worldSize, timing } = run;
   if (!timing) throw new Error('BUG: expectCarriedGradients needs a timed run');
   if (worldSize === 1) return;
-  const names = namedUniqueParameters(trainee.build(run.spec, 0)).map(([n]) => n);
+  const { names } = model;
   const near = (sorted: Float32Array, x: number) => {
     let lo = 0;
     let hi = sorted.length;
@@ -265,7 +271,7 @@ export function expectCarriedGradients(ctx: CheckContext, run: TrainingRun, trai
     const tol = Math.abs(x) * 1e-6 + 1e-30;
     return (lo < sorted.length && Math.abs(sorted[lo]! - x) <= tol) || (lo > 0 && Math.abs(sorted[lo - 1]! - x) <= tol);
   };
-  tracedCalls(ctx, run).forEach((calls, s) => {
+  model.calls.forEach((calls, s) => {
     const at = `step ${s + 1} with ${ranksWord(worldSize)}`;
     for (let rank = 0; rank < worldSize; rank++) {
       const { ready, gradValues } = timing[rank]!;
@@ -305,10 +311,10 @@ export function expectCarriedGradients(ctx: CheckContext, run: TrainingRun, trai
  * releases; runtime README, "the clock follows waits". One that finds its
  * gradients through memory is expectSendsAfterGradients'.)
  */
-export function expectGradientsFromBackward(ctx: CheckContext, run: TrainingRun, trainee: Trainee = MLP): void {
+export function expectGradientsFromBackward(ctx: CheckContext, run: TrainingRun, model: Model): void {
   const { worldSize, timing } = run;
   if (!timing) throw new Error('BUG: expectGradientsFromBackward needs a timed run');
-  const names = namedUniqueParameters(trainee.build(run.spec, 0)).map(([n]) => n);
+  const { names } = model;
   timing.forEach(({ ready, backwardAt, referenceAfter }, rank) => {
     if (referenceAfter.some((t) => !(t >= 0))) throw new Error(`BUG: rank ${rank}: the check's own backward did not complete every gradient`);
     ready.forEach((times, s) => {
@@ -373,9 +379,11 @@ export function linkTime(bytes: number, worldSize: number): number {
  */
 export function expectOverlap(ctx: CheckContext, run: TrainingRun, buckets: ExpectedBucket[]): void {
   const { worldSize, result } = run;
-  expectGradientsFromBackward(ctx, run);
-  expectSendsAfterGradients(ctx, run);
-  expectCarriedGradients(ctx, run);
+  const named = namedUniqueParameters(MLP.build(run.spec, 0));
+  const model: Model = { names: named.map(([n]) => n), numels: named.map(([, p]) => p.numel), calls: tracedCalls(ctx, run) };
+  expectGradientsFromBackward(ctx, run, model);
+  expectSendsAfterGradients(ctx, run, model);
+  expectCarriedGradients(ctx, run, model);
   const bytes = buckets.map((b) => b.elements * 4);
   const total = bytes.reduce((a, b) => a + b, 0);
   const cLast = estimateTime('allReduce', 'ring', bytes.at(-1)!, worldSize, COST, { elementBytes: 4 });
