@@ -61,20 +61,29 @@ const hash = (...parts: (string | Buffer)[]) => {
 
 /** The CommonJS copy of @babel/parser in the compiled-code folder (made once per release), or null if its file has another shape. */
 function parserCopy(): { resolved: string; source: string } | null {
-  let resolved: string;
-  try {
-    resolved = require.resolve('@babel/parser');
-  } catch {
-    return null;
-  }
-  const text = readFileSync(resolved, 'utf8');
-  const source = join(COMPILE_CACHE_DIR, `babel-parser-${hash(text)}.cjs`);
+  const found = parserFile();
+  if (!found) return null;
+  const { resolved, text, source } = found;
   if (existsSync(source)) return { resolved, source };
   const exports = text.match(new RegExp(EXPORT_LINE.source, 'gm'));
   if (exports?.length !== 1 || /^\s*(import|export)\b/m.test(text.replace(EXPORT_LINE, ''))) return null;
   const names = EXPORT_LINE.exec(text)![1]!;
   writeAtomic(source, text.replace(EXPORT_LINE, `module.exports = { ${names} };`));
   return { resolved, source };
+}
+
+// The parser's file and its copy's name, read and hashed once a process (a batch grades thousands).
+let parser: { resolved: string; text: string; source: string } | null | undefined;
+function parserFile(): { resolved: string; text: string; source: string } | null {
+  if (parser !== undefined) return parser;
+  try {
+    const resolved = require.resolve('@babel/parser');
+    const text = readFileSync(resolved, 'utf8');
+    parser = { resolved, text, source: join(COMPILE_CACHE_DIR, `babel-parser-${hash(text)}.cjs`) };
+  } catch {
+    parser = null;
+  }
+  return parser;
 }
 
 /**
