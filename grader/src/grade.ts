@@ -11,7 +11,7 @@ import type { Exercise } from './exercises.ts';
 import type { ManifestCheck } from './manifest.ts';
 import { checkModulePath } from './paths.ts';
 import { precompiledFor } from './compile-cache.ts';
-import { formatViolations, type PolicyViolation } from './policy.ts';
+import { formatViolations, type PolicyViolation } from './policy-violation.ts';
 import { NO_SRC_SHA256, privateCopy, SubmissionError, SubmissionTooLargeError, type PrivateCopy } from './submission.ts';
 import { runIsolated, type IsolatedRun, type Limits } from './isolate.ts';
 import type { ChildMessage, CheckResult, GradingJob } from './protocol.ts';

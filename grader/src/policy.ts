@@ -19,17 +19,10 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { parse } from '@babel/parser';
 import type * as t from '@babel/types';
 import { sourceFiles, syntaxOf } from './source-files.ts';
+import { formatViolations, type PolicyViolation } from './policy-violation.ts';
 
 export { sourceFiles };
-
-/** One rule broken at one place. */
-export interface PolicyViolation {
-  file: string;
-  line: number;
-  column: number;
-  rule: 'import' | 'dynamic-code' | 'host-access' | 'patching' | 'top-level-await' | 'syntax';
-  message: string;
-}
+export { formatViolations, type PolicyViolation };
 
 const HOST_GLOBALS = new Set([
   'process', 'globalThis', 'global', 'require', 'module', 'exports', '__dirname', '__filename',
@@ -339,11 +332,4 @@ export function checkSource(code: string, file: string, srcDir: string, absFile:
   }
   walkWith(sourceRules(srcDir, absFile, allowedImports), ast.program, walk);
   return out;
-}
-
-/** One line per violation: `src/x.ts:12:5 import of 'node:fs' is not allowed ...`. */
-export function formatViolations(v: readonly PolicyViolation[], max = 10): string {
-  const lines = v.slice(0, max).map((x) => `${x.file}:${x.line}:${x.column} ${x.message}`);
-  if (v.length > max) lines.push(`... and ${v.length - max} more`);
-  return lines.join('\n');
 }

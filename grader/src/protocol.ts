@@ -6,7 +6,7 @@ import type { CommSummary } from './context.ts';
 import type { RunTimeline } from './check-core.ts';
 import type { Manifest } from './manifest.ts';
 import type { PrecompiledModules } from '@dtlab/runtime/precompile';
-import type { PolicyViolation } from './policy.ts';
+import type { PolicyViolation } from './policy-violation.ts';
 import type { GradingCodeCache } from './grading-code-cache.ts';
 
 /** How a check ended. */

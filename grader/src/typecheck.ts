@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import type { Exercise } from './exercises.ts';
 import type { Rubric } from './rubric.ts';
 import { privateCopy, SubmissionError } from './submission.ts';
-import { sourceFiles } from './policy.ts';
+import { sourceFiles } from './source-files.ts';
 import { coursePackageDirs, ROOT, WORK_MODULES_DIR } from './paths.ts';
 import { statSync } from 'node:fs';
 
