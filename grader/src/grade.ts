@@ -10,10 +10,10 @@ import { changesAgainstStarter, starterSrc, type FileChange } from './starter-di
 import type { Exercise } from './exercises.ts';
 import type { ManifestCheck } from './manifest.ts';
 import { checkModulePath } from './paths.ts';
-import { precompiledFor } from './compile-cache.ts';
+import { precompiledFor, workerBundle } from './compile-cache.ts';
 import { formatViolations, type PolicyViolation } from './policy-violation.ts';
 import { NO_SRC_SHA256, privateCopy, SubmissionError, SubmissionTooLargeError, type PrivateCopy } from './submission.ts';
-import { runIsolated, type IsolatedRun, type Limits } from './isolate.ts';
+import { runIsolated, startIsolated, type IsolatedRun, type Limits } from './isolate.ts';
 import type { ChildMessage, CheckResult, GradingJob } from './protocol.ts';
 import { boundedRubric, NO_HIDDEN_CHECKS_NOTE, prepareRubricValidator, type Rubric, type RubricCheck, type RubricFlag } from './rubric.ts';
 import { graderVersion } from './version.ts';
@@ -139,18 +139,35 @@ class Grading {
   private async gradeCopy(copy: PrivateCopy): Promise<Rubric> {
     const { manifest, folder } = this.opts.exercise;
     const base = this.base(copy.sha256);
-    // Feedback on the size of the repair, from the private copy (already within the submission limits).
-    this.changes = changesAgainstStarter(join(copy.dir, 'src'), starterSrc(this.opts.exercise));
     if (copy.skipped.length) this.notes.push(`not copied, so not graded: ${copy.skipped.length} entr${copy.skipped.length === 1 ? 'y' : 'ies'} of src/ that are neither files nor folders (symbolic links, pipes...): ${copy.skipped.slice(0, 5).join(', ')}${copy.skipped.length > 5 ? ', ...' : ''}`);
     // The entry files must exist: a cheap look at names, before the grading process reads anything.
     const missing: PolicyViolation[] = manifest.entry
       .filter((e) => !existsSync(join(copy.dir, e.file)))
       .map((e) => ({ file: e.file, line: 0, column: 0, rule: 'import', message: `${e.file} is missing: the exercise is graded through it` }));
-    if (missing.length) return this.finish(base, [policyCheck('failed', policyMessage(missing)), ...this.skipAll('not run: the policy check failed')], ['policy']);
+    const changes = () => (this.changes = changesAgainstStarter(join(copy.dir, 'src'), starterSrc(this.opts.exercise)));
+    if (missing.length) {
+      changes();
+      return this.finish(base, [policyCheck('failed', policyMessage(missing)), ...this.skipAll('not run: the policy check failed')], ['policy']);
+    }
 
     const unconfined = Boolean(this.opts.unsafeSkipPolicy && this.opts.unsafeSkipConfinement);
-    const precompiled = await precompiledFor(copy.dir, unconfined ? null : manifest.allowedImports, this.opts.reuseWorkers ?? true);
+    const maxWorld = Math.max(...manifest.worldSizes);
+    const limits: Limits = { totalMs: manifest.timeLimits.totalMs, memoryMb: (manifest.memoryLimitMb ?? 256) * maxWorld + 1024, ...this.opts.limits };
+    const policy = this.opts.unsafeSkipPolicy ? undefined : { allowedImports: [...manifest.allowedImports] };
+    // The grading process starts now and boots while the submission compiles; it reads its job only
+    // once it is whole. (A job without precompiled modules, for the isolation tests only, starts after.)
+    const bundle = unconfined ? null : workerBundle();
+    const started = bundle ? startIsolated({ submissionDir: copy.dir, bundle, policy: policy !== undefined, precompiled: true }, limits, this.opts.onProgress, this.opts.signal) : null;
+    let precompiled: Awaited<ReturnType<typeof precompiledFor>>;
+    try {
+      precompiled = await precompiledFor(copy.dir, unconfined ? null : manifest.allowedImports, this.opts.reuseWorkers ?? true);
+    } catch (e) {
+      await started?.cancel();
+      throw e;
+    }
     if (!precompiled && !unconfined) {
+      await started?.cancel();
+      changes();
       // A submission runs only confined, and only compiled modules can be: do not fall back to running it as it is.
       const why = 'not run: the grader could not compile the course and the submission ahead (esbuild failed), and a submission is run only in compiled form, confined; run `pnpm install` and grade again';
       return this.finish(base, [policyCheck('skipped', why), ...this.skipAll(why, 'error')]);
@@ -163,14 +180,18 @@ class Grading {
       modules: { public: this.publicModule, hidden: this.hiddenModule },
       checkIds: this.checks.map((c) => c.id),
       ...(precompiled ? { precompiled } : {}),
-      ...(this.opts.unsafeSkipPolicy ? {} : { policy: { allowedImports: [...manifest.allowedImports] } }),
+      ...(policy ? { policy } : {}),
     };
-    const maxWorld = Math.max(...manifest.worldSizes);
-    const limits: Limits = { totalMs: manifest.timeLimits.totalMs, memoryMb: (manifest.memoryLimitMb ?? 256) * maxWorld + 1024, ...this.opts.limits };
-    const running = runIsolated(job, limits, this.opts.onProgress, this.opts.signal);
-    prepareRubricValidator(); // while the grading process starts
-    const run = await running;
-    return this.fromRun(base, run);
+    const running = started ? started.run(job) : runIsolated(job, limits, this.opts.onProgress, this.opts.signal);
+    // While the grading process works: the feedback on the size of the repair (from the private copy,
+    // already within the submission limits), and the rubric's validator.
+    try {
+      changes();
+      prepareRubricValidator();
+    } finally {
+      await running; // a grading process is never left running behind an error here
+    }
+    return this.fromRun(base, await running);
   }
 
   /** The rubric of a finished (or stopped) grading process. */

@@ -11,6 +11,9 @@
 'use strict';
 const { readFileSync } = require('node:fs');
 
+// The first argument says how to boot: a boot file (the grader starts the process before its job is
+// ready, and names the job file second, to be read once the grader sends the key), or, run by hand,
+// the job itself, which has the same fields.
 let job;
 try {
   job = JSON.parse(readFileSync(process.argv[2], 'utf8'));
@@ -33,4 +36,4 @@ if (bundle) {
   require('@dtlab/runtime/tsx-cache');
   require('tsx/cjs/api').register();
 }
-require('./grading-process.ts').runChild(job);
+require('./grading-process.ts').runChild(process.argv[3] === undefined ? job : undefined);

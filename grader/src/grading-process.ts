@@ -43,7 +43,8 @@ function send(m: ChildMessage): Promise<void> {
 
 async function main(given?: GradingJob): Promise<void> {
   await receiveKey();
-  const job = given ?? (JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as GradingJob);
+  // The job file is whole by the time the key arrives (isolate.ts writes it first); run by hand, it is the only argument.
+  const job = given ?? (JSON.parse(readFileSync(process.argv[3] ?? process.argv[2]!, 'utf8')) as GradingJob);
   const manifest = job.manifest;
   // One pool of rank workers for every launch of every check: workers start once, without tsx when they can.
   const poolOptions = { memoryLimitMb: manifest.memoryLimitMb ?? 256, ...(job.precompiled ? { precompiled: job.precompiled } : {}) };
@@ -97,8 +98,9 @@ function checkSubmissionPolicy(job: GradingJob, allowedImports: readonly string[
 }
 
 /**
- * Runs the grading process: started by grading-process-boot.cjs with the job file as
- * its one argument (`job`, when grading-process-boot.cjs has read it already); exits 0
+ * Runs the grading process: started by grading-process-boot.cjs with a boot file and
+ * the job file, read once the key has come (or with the job file as its one argument:
+ * `job`, which grading-process-boot.cjs has read already); exits 0
  * when every check has reported, 3 if grading itself failed, 4 if the
  * grader went away.
  */

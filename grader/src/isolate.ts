@@ -85,10 +85,11 @@ interface Exit {
 }
 
 /**
- * One grading process, from start to rubric-ready facts. The steps, in the
- * order `run` takes them: start it with its permissions, keep its output
- * (capped), hand it the key and believe only signed messages, stop it at a
- * limit or on abort, and say how it ended.
+ * One grading process, from start to rubric-ready facts. The steps: `start`
+ * it with its permissions, keep its output (capped), believe only messages
+ * signed with the key and stop it at a limit or on abort; then `run` writes
+ * its job and hands it the key, and says how it ended (or `cancel` stops it
+ * unused).
  */
 class GradingProcess {
   private readonly started = Date.now();
@@ -102,32 +103,68 @@ class GradingProcess {
   private dropped = 0;
   private forged = 0;
   private child!: ChildProcess;
+  private readonly key = randomBytes(32);
+  private jobFile = '';
+  private bootFile = '';
+  private exit!: Promise<Exit>;
+  private stopWatching: () => void = () => undefined;
 
   constructor(
-    private readonly job: GradingJob,
+    private readonly boot: GradingBoot,
     private readonly limits: Limits,
     private readonly onMessage?: (m: ChildMessage) => void,
     private readonly signal?: AbortSignal,
   ) {}
 
-  async run(): Promise<IsolatedRun> {
+  /**
+   * Starts the process before its job is ready: it boots (Node, the course
+   * bundle, the policy's parser) while the grader compiles the submission.
+   * It reads its job only once `run` hands it the key, after the job file is
+   * written, so nothing of the submission runs before the job is whole.
+   */
+  start(): this {
     mkdirSync(WORK_DIR, { recursive: true });
-    const jobFile = join(WORK_DIR, `${ownedName('job')}.json`);
+    // Owned names (leftovers.ts): a grader killed before it removed them leaves them to the next one's sweep.
+    const name = ownedName('job');
+    this.jobFile = join(WORK_DIR, `${name}.json`);
+    this.bootFile = join(WORK_DIR, `${name.replace(/^job/, 'boot')}.json`);
     // Made, the first time, by a process of the grader's (grading-code-cache.ts), never by a grading.
-    const codeCache = this.job.policy ? gradingCodeCache(gradingV8Flags(this.heapMb())) : undefined;
-    writeFileSync(jobFile, JSON.stringify(codeCache ? { ...this.job, codeCache } : this.job));
+    const codeCache = this.boot.policy ? gradingCodeCache(gradingV8Flags(this.heapMb())) : undefined;
+    // What grading-process-boot.cjs reads before the job: the same fields as a job's, so that a whole job also boots it.
+    const boot: Pick<GradingJob, 'codeCache'> & { precompiled?: { bundle: string } } = { ...(this.boot.bundle ? { precompiled: { bundle: this.boot.bundle } } : {}), ...(codeCache ? { codeCache } : {}) };
+    writeFileSync(this.bootFile, JSON.stringify(boot));
+    this.exit = this.spawn();
+    this.keepOutput();
+    this.receiveSigned();
+    this.stopWatching = this.watchLimits();
+    return this;
+  }
+
+  /** Hands the started process `job` (written to its job file, then the key); resolves once it has ended. */
+  async run(job: GradingJob): Promise<IsolatedRun> {
     try {
-      const exit = this.start(jobFile);
-      this.keepOutput();
-      this.receiveSigned();
-      const stopWatching = this.watchLimits();
-      const ended = await exit;
-      stopWatching();
+      writeFileSync(this.jobFile, JSON.stringify(job));
+      this.child.send({ type: 'key', key: this.key.toString('hex') }, () => undefined);
+      const ended = await this.exit;
+      this.stopWatching();
       this.killGroup(); // nothing it started may outlive it
       return this.outcome(ended);
     } finally {
-      rmSync(jobFile, { force: true });
+      this.removeFiles();
     }
+  }
+
+  /** Stops a started process that will get no job (the submission could not be compiled). */
+  async cancel(): Promise<void> {
+    this.stopWatching();
+    this.killGroup();
+    await this.exit;
+    this.removeFiles();
+  }
+
+  private removeFiles(): void {
+    rmSync(this.jobFile, { force: true });
+    rmSync(this.bootFile, { force: true });
   }
 
   /** The grading process's heap limit, in MB. */
@@ -136,14 +173,15 @@ class GradingProcess {
   }
 
   /** Starts the process in a group of its own; resolves once it has ended and its output is read (or it could not start). */
-  private start(jobFile: string): Promise<Exit> {
+  private spawn(): Promise<Exit> {
     // node:child_process rather than execa here: grading one submission is the hot path, and
     // loading execa cost the grade command about 0.15 s of its start-up.
-    this.child = spawn(process.execPath, [...jobPermissions(this.job, jobFile), `--max-old-space-size=${this.heapMb()}`, CHILD_BOOT, jobFile], {
+    const permissions = jobPermissions(this.boot, [this.bootFile, this.jobFile]);
+    this.child = spawn(process.execPath, [...permissions, `--max-old-space-size=${this.heapMb()}`, CHILD_BOOT, this.bootFile, this.jobFile], {
       detached: true, // its own process group, so that one kill reaches everything it started
       serialization: 'json',
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      cwd: this.job.submissionDir,
+      cwd: this.boot.submissionDir,
       env: gradingEnv(),
     });
     return new Promise((resolve) => {
@@ -178,8 +216,7 @@ class GradingProcess {
    * written by someone else in the process: it is counted, and voids the run.
    */
   private receiveSigned(): void {
-    const key = randomBytes(32);
-    this.child.send({ type: 'key', key: key.toString('hex') }, () => undefined);
+    const key = this.key;
     this.child.on('message', (raw: unknown) => {
       const signed = raw as { body?: unknown; mac?: unknown } | null;
       if (typeof signed?.body !== 'string' || typeof signed.mac !== 'string' || !signedBy(key, signed.body, signed.mac)) {
@@ -253,10 +290,54 @@ class GradingProcess {
 }
 
 /**
+ * What a grading process needs to know before its job: what it may read (the
+ * private copy), what it boots from (the course bundle), whether it checks
+ * the policy, and whether its job will have precompiled modules (one without
+ * may start child processes: permissions.ts).
+ */
+export interface GradingBoot {
+  submissionDir: string;
+  bundle?: string;
+  policy: boolean;
+  precompiled: boolean;
+}
+
+/** What `job` says of how its process boots. */
+function bootOf(job: GradingJob): GradingBoot {
+  return { submissionDir: job.submissionDir, ...(job.precompiled?.bundle ? { bundle: job.precompiled.bundle } : {}), policy: job.policy !== undefined, precompiled: job.precompiled !== undefined };
+}
+
+/** A grading process started ahead of its job (`startIsolated`): `run` hands it the job, `cancel` stops it unused. */
+export interface StartedGrading {
+  run(job: GradingJob): Promise<IsolatedRun>;
+  cancel(): Promise<void>;
+}
+
+/**
+ * Starts a grading process for a job still being made (the submission being
+ * compiled), so that its start-up overlaps that work; the job given to
+ * `run` must agree with `boot` (its private copy, bundle, policy and
+ * precompiled modules), and `run` refuses one that does not.
+ */
+export function startIsolated(boot: GradingBoot, limits: Limits, onMessage?: (m: ChildMessage) => void, signal?: AbortSignal): StartedGrading {
+  const p = new GradingProcess(boot, limits, onMessage, signal).start();
+  return {
+    run: (job) => {
+      const b = bootOf(job);
+      if (b.submissionDir !== boot.submissionDir || b.bundle !== boot.bundle || b.policy !== boot.policy || b.precompiled !== boot.precompiled) {
+        return p.cancel().then(() => Promise.reject(new Error('startIsolated: the job does not agree with the boot the grading process was started with (private copy, bundle, policy or precompiled modules)')));
+      }
+      return p.run(job);
+    },
+    cancel: () => p.cancel(),
+  };
+}
+
+/**
  * Runs `job` in a child process under `limits`; `onMessage` sees progress as
  * it happens. Aborting `signal` kills the process group at once (batch
  * grading stopping on Ctrl-C); the run then ends 'aborted'.
  */
 export function runIsolated(job: GradingJob, limits: Limits, onMessage?: (m: ChildMessage) => void, signal?: AbortSignal): Promise<IsolatedRun> {
-  return new GradingProcess(job, limits, onMessage, signal).run();
+  return startIsolated(bootOf(job), limits, onMessage, signal).run(job);
 }

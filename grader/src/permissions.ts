@@ -25,7 +25,6 @@
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import type { GradingJob } from './protocol.ts';
 import { coursePackageDirs, GRADER_DIR, ROOT, WORK_DIR, WORK_MODULES_DIR } from './paths.ts';
 import { writeAtomic } from './atomic.ts';
 import { COMPILE_CACHE_DIR, ensureCompileCache } from './compile-cache.ts';
@@ -58,15 +57,16 @@ export function sandboxFlags(): string[] {
 }
 
 /**
- * Every permission flag of the process that runs `job` from `jobFile`: the
- * sandbox's (empty without it), the job's own reads, child processes only
- * for a job without precompiled modules (see the top of this file), and,
- * sandboxed or not, no code generation from strings (no `eval`, no
- * `new Function`: a submission that got hold of them would reach the host).
+ * Every permission flag of a grading process for a job on the private copy
+ * `submissionDir`, which reads its job from `jobFiles`: the sandbox's (empty
+ * without it), the job's own reads, child processes only for a job without
+ * precompiled modules (see the top of this file), and, sandboxed or not, no
+ * code generation from strings (no `eval`, no `new Function`: a submission
+ * that got hold of them would reach the host).
  */
-export function jobPermissions(job: GradingJob, jobFile: string): string[] {
+export function jobPermissions(job: { submissionDir: string; precompiled: boolean }, jobFiles: readonly string[]): string[] {
   const sandboxed = sandboxFlags().length > 0;
-  const flags = sandboxed ? [...sandboxFlags(), `--allow-fs-read=${job.submissionDir}/*`, `--allow-fs-read=${jobFile}`, ...(job.precompiled ? [] : ['--allow-child-process'])] : [];
+  const flags = sandboxed ? [...sandboxFlags(), `--allow-fs-read=${job.submissionDir}/*`, ...jobFiles.map((f) => `--allow-fs-read=${f}`), ...(job.precompiled ? [] : ['--allow-child-process'])] : [];
   flags.push('--disallow-code-generation-from-strings');
   return flags;
 }

@@ -17,11 +17,18 @@
  * whatever a submission holds.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { diffLines } from 'diff';
+import type * as Diff from 'diff';
 import { GRADER_DIR } from './paths.ts';
 import type { Exercise } from './exercises.ts';
 import { sourceFiles } from './source-files.ts';
+
+// The diff library, loaded when a grading first compares (after its grading process has started:
+// grade.ts), not with the grade command's modules, whose loading delays that start.
+const requireHere = createRequire(import.meta.url);
+let diff: typeof Diff | undefined;
+const diffLibrary = (): typeof Diff => (diff ??= requireHere('diff') as typeof Diff);
 
 /** Lines changed in one file against the starter. */
 export interface FileChange {
@@ -54,7 +61,7 @@ function lineCount(text: string): number {
 /** Lines added and removed from `before` to `after` (a file pair). */
 export function countChanges(before: string, after: string): { added: number; removed: number; rewritten: boolean } {
   if (before === after) return { added: 0, removed: 0, rewritten: false };
-  const parts = diffLines(before, after, { maxEditLength: MAX_EDIT, timeout: DIFF_TIMEOUT_MS });
+  const parts = diffLibrary().diffLines(before, after, { maxEditLength: MAX_EDIT, timeout: DIFF_TIMEOUT_MS });
   if (!parts) return { added: lineCount(after), removed: lineCount(before), rewritten: true };
   let added = 0;
   let removed = 0;
