@@ -102,6 +102,8 @@ export interface RunSpec {
   memoryPoints?: LaunchSpec['memoryPoints'];
   /** Keep every message's first values in the trace (LaunchSpec.traceHead). */
   traceHead?: number;
+  /** Keep values of every message at positions drawn at random in the trace (LaunchSpec.traceSample). */
+  traceSample?: number;
 }
 
 /**

@@ -67,6 +67,7 @@ export class Context extends CheckContextBase {
       ...(spec.markKey !== undefined ? { markKey: spec.markKey } : {}),
       ...(spec.memoryPoints !== undefined ? { memoryPoints: spec.memoryPoints } : {}),
       ...(spec.traceHead !== undefined ? { traceHead: spec.traceHead } : {}),
+      ...(spec.traceSample !== undefined ? { traceSample: spec.traceSample } : {}),
       // Fresh workers: ones of the pool that never served a launch (without a pool, every launch's are).
       ...(pool ? { pool, ...(spec.freshWorkers ? { freshWorkers: true } : {}) } : {}),
     });

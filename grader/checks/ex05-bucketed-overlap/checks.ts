@@ -9,8 +9,9 @@
  * sure it kept to the data: each gradient came from backward on the main
  * stream (expectGradientsFromBackward), no all-reduce left before as many
  * gradient elements as it carried were complete (expectSendsAfterGradients),
- * and what each carried were values of gradients complete when it left
- * (expectCarriedGradients).
+ * what each carried were values of gradients complete when it left
+ * (expectCarriedGradients), and background streams moved their clocks only
+ * by their own work and their waits (expectBackgroundStreamsWork).
  *
  * Tolerance of the values: float32, rtol 1e-5 and atol 1e-6, as in ex04
  * (the same computation: a mean over each rank's part, then a ring average,
@@ -31,8 +32,15 @@ const ENTRY = 'src/bucketed-data-parallel.ts';
 const programs = programPath(import.meta.url, './programs.ts');
 /** See the file comment. */
 export const TOLERANCE = { rtol: 1e-5, atol: 1e-6 };
-/** How many of each message's first values a timed run keeps in its trace (expectCarriedGradients). */
+/**
+ * What a timed run keeps of each message in its trace (expectCarriedGradients):
+ * its first values, and values at positions the launcher draws at random for
+ * each message, which no rank can know.
+ */
 export const CARRIED_VALUES = 4;
+export const SAMPLED_VALUES = 64;
+/** How much a step's background streams may compute, against one forward and backward (expectBackgroundStreamsWork). */
+export const BACKGROUND_COMPUTE_SHARE = 0.1;
 /** The network of every launch (the runtime's default): α = 10 µs, 1250 bytes per µs. */
 export const COST = { alphaUs: 10, bytesPerUs: 1250 };
 
@@ -87,6 +95,7 @@ export async function runTraining(ctx: CheckContext, worldSize: number, spec: Bu
       returns: { object: { steps: returns, ready, backwardAt, referenceAfter, gradValues } },
       device: 'course',
       traceHead: CARRIED_VALUES,
+      traceSample: SAMPLED_VALUES,
     });
     const values = result.ranks.map((r) => r.value as TimedTrajectory);
     return { spec, worldSize, outputs: values.map((v) => v.steps), result, fences, timing: values };
@@ -253,7 +262,10 @@ export function expectSendsAfterGradients(ctx: CheckContext, run: TrainingRun, m
  * at their buckets' times, could carry slices of gradients completed later,
  * reached through memory by a stream whose clock is early. The values are
  * compared at a relative 1e-6 (exact for a copy; an ulp or two for a
- * division), CARRIED_VALUES of them a message.
+ * division): the first CARRIED_VALUES of a message, and SAMPLED_VALUES at
+ * positions the launcher drew for it at random, so that a message cannot
+ * carry the right values only where the check reads (a message of the
+ * overlap model holds thousands).
  */
 export function expectCarriedGradients(ctx: CheckContext, run: TrainingRun, model: Model): void {
   const { worldSize, timing } = run;
@@ -281,13 +293,13 @@ export function expectCarriedGradients(ctx: CheckContext, run: TrainingRun, mode
         const leftUs = call.leftUs[rank]!;
         if (!values || !Number.isFinite(leftUs)) return;
         const complete = names.map((_, i) => i).filter((i) => ready[s]![i]! >= 0 && ready[s]![i]! <= leftUs + 1e-3);
-        const stray = values.findIndex((v) => !complete.some((i) => near(sorted[i]!, v) || near(sorted[i]!, v * worldSize)));
-        if (stray < 0) return;
-        const from = names.map((_, i) => i).find((i) => near(sorted[i]!, values[stray]!) || near(sorted[i]!, values[stray]! * worldSize));
+        const stray = values.find(({ value: v }) => !complete.some((i) => near(sorted[i]!, v) || near(sorted[i]!, v * worldSize)));
+        if (!stray) return;
+        const from = names.map((_, i) => i).find((i) => near(sorted[i]!, stray.value) || near(sorted[i]!, stray.value * worldSize));
         const whose = from === undefined ? 'of no gradient of this rank' : `of ${names[from]}'s gradient, which backward completed at ${us(ready[s]![from]!)}`;
         ctx.fail(
-          `rank ${rank}: in ${at}, all-reduce ${k + 1}'s first message left at ${us(leftUs)} of virtual time carrying the value ${values[stray]} (its element ${stray}), ${whose}: a message cannot carry a gradient that does not exist yet. All-reduce each bucket's own gradients once they are complete, from their hooks`,
-          { rank, index: k, expected: `values of gradients complete by ${leftUs.toFixed(1)} µs`, actual: `${values[stray]} (${from === undefined ? 'unknown' : names[from]})`, label: `values of all-reduce ${k + 1}'s first message in ${at}` },
+          `rank ${rank}: in ${at}, all-reduce ${k + 1}'s first message left at ${us(leftUs)} of virtual time carrying the value ${stray.value} (its element ${stray.index}), ${whose}: a message cannot carry a gradient that does not exist yet. All-reduce each bucket's own gradients once they are complete, from their hooks`,
+          { rank, index: k, expected: `values of gradients complete by ${leftUs.toFixed(1)} µs`, actual: `${stray.value} (${from === undefined ? 'unknown' : names[from]})`, label: `values of all-reduce ${k + 1}'s first message in ${at}` },
         );
       });
     }
@@ -335,6 +347,38 @@ export function expectGradientsFromBackward(ctx: CheckContext, run: TrainingRun,
       });
     });
   });
+}
+
+/**
+ * A background stream's clock moves only with its own work and with what it
+ * waits for (a message, a promise another stream settled): on every rank it
+ * may not `comm.elapse`, and all of a step's background streams together may
+ * compute at most BACKGROUND_COMPUTE_SHARE of one forward and backward
+ * (`refComputeUs`). Copying buckets in and out and dividing them take a few
+ * percent of it (the reference solution: 1%). Without this, a stream started
+ * at the first hook could wait for the end of backward through memory, then
+ * send every bucket with its clock padded to the bucket's time, by elapse or
+ * by useless ops: all-reduces that start only after backward, timed as if
+ * they overlapped it.
+ */
+export function expectBackgroundStreamsWork(ctx: CheckContext, run: TrainingRun, d: RankDeviceStats, refComputeUs: number): void {
+  const background = d.streams.filter((s) => s.id !== 0);
+  const at = `with ${ranksWord(run.worldSize)}`;
+  const elapsed = background.reduce((a, s) => a + s.elapsedUs, 0);
+  if (elapsed > 0) {
+    ctx.fail(
+      `rank ${d.rank}: ${at}, background streams moved their clocks by ${us(elapsed)} with comm.elapse: a stream started for a bucket's all-reduce has nothing to wait for but its gradients and its messages, which move its clock themselves. Start each bucket's all-reduce from the hook that completes the bucket, and let it wait only for its messages`,
+      { rank: d.rank, index: null, expected: '0 µs of comm.elapse on background streams', actual: `${elapsed.toFixed(1)} µs`, label: `comm.elapse on background streams ${at}` },
+    );
+  }
+  const perStep = background.reduce((a, s) => a + s.computeUs, 0) / run.spec.steps;
+  const allowed = BACKGROUND_COMPUTE_SHARE * refComputeUs;
+  if (perStep > allowed) {
+    ctx.fail(
+      `rank ${d.rank}: ${at}, background streams computed ${us(perStep)} a step, more than ${Math.round(BACKGROUND_COMPUTE_SHARE * 100)}% of one forward and backward (${us(refComputeUs)}): copying buckets and dividing them takes a few percent. Work on a bucket's stream only for its all-reduce; compute the model's forward and backward on the main stream`,
+      { rank: d.rank, index: null, expected: `<= ${allowed.toFixed(1)} µs a step`, actual: `${perStep.toFixed(1)} µs`, label: `background compute a step ${at}` },
+    );
+  }
 }
 
 /** The time a ring all-reduce of `bytes` keeps every link busy: its bandwidth term 2(N-1)/N · S/B, without latencies. */
@@ -394,6 +438,7 @@ export function expectOverlap(ctx: CheckContext, run: TrainingRun, buckets: Expe
   for (const d of result.device!.ranks) {
     const ref = region(ctx, d, labels.reference, 'reference forward-and-backward', 1);
     const step = region(ctx, d, labels.step, 'training step', run.spec.steps);
+    expectBackgroundStreamsWork(ctx, run, d, ref.computeUs);
     const bound = ref.computeUs * 1.02 + 10 + allowedWait;
     if (step.flops < ref.flops || step.computeUs < ref.computeUs * (1 - 1e-6)) {
       const what = step.flops < ref.flops ? `${step.flops} FLOPs where one forward and backward of the model on this batch charges ${ref.flops}` : `${us(step.computeUs)} of compute where one forward and backward charges ${us(ref.computeUs)}`;

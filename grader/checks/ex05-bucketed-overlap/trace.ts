@@ -28,8 +28,12 @@ export interface TracedCall {
   silent: number[];
   /** Per rank, when its first message with this tag left, on the virtual clock (trace `vtStartUs`); Infinity for a silent rank. */
   leftUs: number[];
-  /** Per rank, the first values its first message with this tag carried (trace `head`, when the launch kept them); null for none. */
-  firstValues: (number[] | null)[];
+  /**
+   * Per rank, values its first message with this tag carried, by position:
+   * its first ones (trace `head`) and those at the positions the launcher drew
+   * (trace `sample`), when the launch kept them; null for none.
+   */
+  firstValues: ({ index: number; value: number }[] | null)[];
 }
 
 /**
@@ -41,7 +45,7 @@ export interface TracedCall {
  */
 export function callsPerStep(trace: readonly TraceEvent[], worldSize: number, fences: readonly number[]): TracedCall[][] | string {
   const steps = fences.length - 1;
-  const perStep = Array.from({ length: steps }, () => new Map<number, { bytes: number; ranks: Set<number>; leftUs: number[]; firstValues: (number[] | null)[] }>());
+  const perStep = Array.from({ length: steps }, () => new Map<number, { bytes: number; ranks: Set<number>; leftUs: number[]; firstValues: TracedCall['firstValues'] }>());
   const phase = new Array<number>(worldSize).fill(0);
   for (const e of trace) {
     const at = fences.indexOf(e.tag);
@@ -55,8 +59,8 @@ export function callsPerStep(trace: readonly TraceEvent[], worldSize: number, fe
     if (step < 0) continue;
     if (step >= steps) return `rank ${e.src} sent ${e.bytes} bytes to rank ${e.dst} (tag ${e.tag}) after the last step had ended`;
     const calls = perStep[step]!;
-    const call = calls.get(e.tag) ?? { bytes: 0, ranks: new Set<number>(), leftUs: new Array<number>(worldSize).fill(Infinity), firstValues: new Array<number[] | null>(worldSize).fill(null) };
-    if (!call.ranks.has(e.src)) call.firstValues[e.src] = e.head ?? null;
+    const call = calls.get(e.tag) ?? { bytes: 0, ranks: new Set<number>(), leftUs: new Array<number>(worldSize).fill(Infinity), firstValues: new Array<TracedCall['firstValues'][number]>(worldSize).fill(null) };
+    if (!call.ranks.has(e.src)) call.firstValues[e.src] = carried(e);
     call.bytes += e.bytes;
     call.ranks.add(e.src);
     call.leftUs[e.src] = Math.min(call.leftUs[e.src]!, e.vtStartUs);
@@ -70,4 +74,11 @@ export function callsPerStep(trace: readonly TraceEvent[], worldSize: number, fe
       .sort(([a], [b]) => order(a) - order(b) || a - b)
       .map(([tag, c]) => ({ index: tag >= COLLECTIVE_TAG ? tag - COLLECTIVE_TAG : null, tag, bytes: c.bytes, silent: Array.from({ length: worldSize }, (_, r) => r).filter((r) => !c.ranks.has(r)), leftUs: c.leftUs, firstValues: c.firstValues })),
   );
+}
+
+/** The values a traced message carried that the launch kept (`head`, then `sample` beyond it), by position; null for none. */
+function carried(e: TraceEvent): { index: number; value: number }[] | null {
+  if (!e.head && !e.sample) return null;
+  const head = (e.head ?? []).map((value, index) => ({ index, value }));
+  return [...head, ...(e.sample ?? []).filter((x) => x.index >= head.length)];
 }

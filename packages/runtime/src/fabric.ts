@@ -89,6 +89,8 @@ export interface FabricOptions {
   deadlockGraceMs?: number;
   /** Keep the first this many values of every message in its trace event (`head`); default none. */
   traceHead?: number;
+  /** Keep this many values of every message, at positions drawn at random, in its trace event (`sample`); default none. */
+  traceSample?: number;
 }
 
 /** Routes, matches, times and traces messages between ranks; detects deadlocks. */
@@ -156,6 +158,8 @@ export class Fabric {
     const event: TraceEvent = { seq: this.trace.length, src, dst, tag, bytes, count, dtype: payload.dtype, vtStartUs: startUs, vtEndUs: endUs };
     const head = this.opts.traceHead ?? 0;
     if (head > 0) event.head = Array.from(new (payload.dtype === 'float64' ? Float64Array : Float32Array)(payload.buffer, 0, Math.min(head, count)));
+    const sample = this.opts.traceSample ?? 0;
+    if (sample > 0) event.sample = sampleOf(new (payload.dtype === 'float64' ? Float64Array : Float32Array)(payload.buffer, 0, count), sample);
     this.trace.push(event);
     this.stats[src]!.messagesSent++;
     this.stats[src]!.bytesSent += bytes;
@@ -447,4 +451,23 @@ export class Fabric {
       }
     }
   }
+}
+
+/**
+ * `n` of `values` at distinct positions drawn uniformly at random (all of
+ * them if there are no more than `n`), in the order of their positions. The
+ * draw uses the platform's cryptographic generator, in the launching thread:
+ * no rank can know or set which positions a check will read.
+ */
+function sampleOf(values: Float32Array | Float64Array, n: number): { index: number; value: number }[] {
+  const picked = new Set<number>();
+  if (values.length <= n) for (let i = 0; i < values.length; i++) picked.add(i);
+  else {
+    const draws = new Uint32Array(1);
+    while (picked.size < n) {
+      crypto.getRandomValues(draws);
+      picked.add(draws[0]! % values.length);
+    }
+  }
+  return [...picked].sort((a, b) => a - b).map((index) => ({ index, value: values[index]! }));
 }

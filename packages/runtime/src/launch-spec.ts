@@ -51,6 +51,7 @@ export function validateSpec(spec: LaunchSpec, isPool: (p: unknown) => boolean):
   check(!(spec.memoryPoints === 'marks' && spec.peakTolerance !== undefined), "memoryPoints 'marks' collects at marks only, which a peakTolerance cannot keep: pass one of the two");
   check(!(spec.memoryPoints !== undefined && spec.device === undefined), "memoryPoints needs a device: add device: 'course' (or another preset or spec)");
   check(spec.traceHead === undefined || (Number.isInteger(spec.traceHead) && spec.traceHead >= 0 && spec.traceHead <= 1024), `traceHead must be a whole number of values from 0 to 1024, got ${show(spec.traceHead)}`);
+  check(spec.traceSample === undefined || (Number.isInteger(spec.traceSample) && spec.traceSample >= 0 && spec.traceSample <= 1024), `traceSample must be a whole number of values from 0 to 1024, got ${show(spec.traceSample)}`);
   for (const f of spec.faults ?? []) {
     if (f.kind === 'crash') check(Number.isInteger(f.rank) && f.rank >= 0 && f.rank < spec.worldSize && Number.isInteger(f.atOp) && f.atOp >= 1, `crash fault needs a rank in [0, ${spec.worldSize}) and atOp >= 1, got ${JSON.stringify(f)}`);
     else if (f.kind === 'delay') check([f.src, f.dst].every((r) => Number.isInteger(r) && r >= 0 && r < spec.worldSize) && f.us >= 0, `delay fault needs src and dst ranks and us >= 0, got ${JSON.stringify(f)}`);

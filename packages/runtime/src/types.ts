@@ -86,6 +86,13 @@ export interface LaunchSpec {
    * (`TraceEvent.head`), for a check of what a message carried; default none.
    */
   traceHead?: number;
+  /**
+   * Keep this many values of every message, at positions the launcher draws
+   * at random for each message (`TraceEvent.sample`), for a check of what the
+   * whole of a message carried: a rank cannot know which positions are
+   * read. At most 1024; default none.
+   */
+  traceSample?: number;
   /** Record every op, wait and region on a timeline, for `chromeTrace(result)` (needs `device`). Default false. */
   timeline?: boolean;
   /**
@@ -171,6 +178,8 @@ export interface TraceEvent {
   vtEndUs: number;
   /** With LaunchSpec.traceHead: the message's first values (at most that many). */
   head?: number[];
+  /** With LaunchSpec.traceSample: values at positions drawn at random (all, for a shorter message), by position. */
+  sample?: { index: number; value: number }[];
 }
 
 /** Per-rank traffic and clock. */

@@ -27,6 +27,7 @@ const cases: [string, unknown, string][] = [
   ['a crash fault at op 0', { worldSize: 2, program: noop, faults: [{ kind: 'crash', rank: 0, atOp: 0 }] }, 'crash fault needs a rank in [0, 2) and atOp >= 1'],
   ['a delay fault with negative time', { worldSize: 2, program: noop, faults: [{ kind: 'delay', src: 0, dst: 1, us: -5 }] }, 'delay fault needs src and dst ranks and us >= 0'],
   ['a fractional traceHead', { worldSize: 2, program: noop, traceHead: 2.5 }, 'traceHead must be a whole number of values from 0 to 1024, got 2.5'],
+  ['a traceSample over 1024', { worldSize: 2, program: noop, traceSample: 2000 }, 'traceSample must be a whole number of values from 0 to 1024, got 2000'],
   ['an unknown fault kind', { worldSize: 2, program: noop, faults: [{ kind: 'flood' }] }, "unknown fault {\"kind\":\"flood\"}; kinds are 'crash' and 'delay'"],
 ];
 

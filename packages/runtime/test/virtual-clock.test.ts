@@ -242,6 +242,28 @@ describe('the virtual clock (alpha 10 µs, 100 bytes/µs)', () => {
     expect(plain.trace.map((e) => e.head)).toEqual([undefined, undefined]);
   });
 
+  it('keeps values of each message at random positions with traceSample, on both backends', async () => {
+    const program = { module: new URL('./programs/head.ts', import.meta.url).pathname, export: 'sendRange' };
+    const positions = new Set<string>();
+    for (const backend of ['inline', 'workers'] as const) {
+      for (let i = 0; i < 4; i++) {
+        const r = await launch({ worldSize: 2, cost, backend, traceSample: 3, program });
+        const [long, short] = r.trace;
+        // Three distinct positions of 0..9, by position, each with the value there; the one-value answer whole.
+        expect(long!.sample).toHaveLength(3);
+        expect(long!.sample!.map((x) => x.value)).toEqual(long!.sample!.map((x) => x.index));
+        expect(new Set(long!.sample!.map((x) => x.index)).size).toBe(3);
+        expect(long!.sample!.map((x) => x.index)).toEqual([...long!.sample!.map((x) => x.index)].sort((a, b) => a - b));
+        expect(short!.sample).toEqual([{ index: 0, value: 7 }]);
+        positions.add(long!.sample!.map((x) => x.index).join(','));
+      }
+    }
+    // Drawn afresh for each launch: eight draws of 3 of 10 positions (120 ways) are not all the same.
+    expect(positions.size).toBeGreaterThan(1);
+    const plain = await launch({ worldSize: 2, cost, program });
+    expect(plain.trace.map((e) => e.sample)).toEqual([undefined, undefined]);
+  });
+
   it('moves no clock for a promise a stream settles and awaits itself, or one settled before the awaiting stream caught up', async () => {
     // The background stream elapses 50 µs, then awaits a promise the main stream settled at 10 µs: it stays at 50.
     const r = await launch({

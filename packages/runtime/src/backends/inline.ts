@@ -50,7 +50,7 @@ export async function runInline(spec: Required<Pick<LaunchSpec, 'worldSize' | 't
   // Raw buffers the ranks allocate are counted in this thread too (the hooks pass through outside ranks).
   if (opts.device) installAllocationHooks();
   const fabric = new Fabric(
-    { worldSize: n, cost: spec.cost, faults: spec.faults, commTimeoutMs: spec.commTimeoutMs, ...(spec.traceHead ? { traceHead: spec.traceHead } : {}), waitingMeansIdle: true },
+    { worldSize: n, cost: spec.cost, faults: spec.faults, commTimeoutMs: spec.commTimeoutMs, ...(spec.traceHead ? { traceHead: spec.traceHead } : {}), ...(spec.traceSample ? { traceSample: spec.traceSample } : {}), waitingMeansIdle: true },
     {
       complete: (rank, id, c) => runtimes[rank]!.arrive(id, c as TimedCompletion),
       peerFailed: (rank, failed, root, message) => notePeerFailed(comms[rank]!, failed, root, message),

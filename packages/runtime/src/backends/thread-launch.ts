@@ -78,7 +78,7 @@ export class ThreadLaunch {
     };
     const launch = this.launch;
     this.fabric = new Fabric(
-      { worldSize: this.n, cost: spec.cost, faults: spec.faults, commTimeoutMs: spec.commTimeoutMs, ...(spec.traceHead ? { traceHead: spec.traceHead } : {}), waitingMeansIdle: false },
+      { worldSize: this.n, cost: spec.cost, faults: spec.faults, commTimeoutMs: spec.commTimeoutMs, ...(spec.traceHead ? { traceHead: spec.traceHead } : {}), ...(spec.traceSample ? { traceSample: spec.traceSample } : {}), waitingMeansIdle: false },
       {
         complete: (rank, id, c) =>
           send(rank, { t: 'complete', launch, id, payload: c.payload, error: c.error ? encodeError(c.error) : undefined, vtUs: c.vtUs, readyUs: c.readyUs }, c.payload ? [c.payload.buffer] : []),
