@@ -68,6 +68,9 @@ export function expectGradient(ctx: CheckContext, run: LossRun, ref = reference(
  * Measured in the trace's `bytes`, never `count`: an empty tensor has no
  * elements but its shape carries values ([0, a, b, ...]), and the fabric
  * charges it 8 bytes a dimension, so bits hidden in shapes are counted too.
+ * And in messages: at most those of four ring all-reduces, 4 · 2·(N-1)·N,
+ * since a message's moment carries values as well (a 1-D empty tensor costs
+ * no bytes, and the receiver reads the sender's clock in its arrival).
  */
 export function expectFewValuesPerToken(ctx: CheckContext, run: LossRun): string {
   const { spec } = run;
@@ -77,13 +80,24 @@ export function expectFewValuesPerToken(ctx: CheckContext, run: LossRun): string
   const sent = run.result.trace.reduce((s, e) => s + e.bytes, 0);
   const largest = run.result.trace.reduce((m, e) => Math.max(m, e.bytes), 0);
   const logitBytes = 4 * (n - 1) * spec.batch * spec.vocab;
+  // Messages, not only bytes: a message carries its moment too (the receiver's clock moves to its arrival), so
+  // empty messages sent at chosen times could carry values that no byte count sees. Four ring all-reduces send
+  // 2·(N-1) messages from every rank each.
+  const maxMessages = 4 * 2 * (n - 1) * n;
+  const messages = run.result.trace.filter((e) => e.src !== e.dst).length;
+  if (messages > maxMessages) {
+    ctx.fail(
+      `with ${ranksText(n)}, B = ${spec.batch} tokens and V = ${spec.vocab}, the ranks sent each other ${messages} messages (${sent} bytes in all); the loss needs at most four all-reduces of a few values per token, 4 · 2·(N-1)·N = ${maxMessages} messages with the ring all-reduce: a message carries the moment it is sent as well as its bytes, so a stream of (even empty) messages carries values too. Reduce the maxima, the sums of exponentials and the target logits with a few all-reduces`,
+      { rank: null, index: null, expected: `<= ${maxMessages} messages`, actual: `${messages} messages`, label: `messages sent with ${ranksText(n)}` },
+    );
+  }
   if (sent > limit) {
     ctx.fail(
       `with ${ranksText(n)}, B = ${spec.batch} tokens and V = ${spec.vocab}, the ranks sent ${sent} bytes in all (the largest message ${largest} bytes, ${run.result.trace.length} messages); the loss needs a few values per token, at most 4 · 2·(N-1)·B = ${values} values of 8 bytes, ${limit} bytes, whatever V is (gathering the float32 logits would send 4·(N-1)·B·V = ${logitBytes} bytes; an empty tensor's shape counts 8 bytes a dimension)`,
       { rank: null, index: null, expected: `<= ${limit} bytes`, actual: `${sent} bytes`, label: `bytes sent with ${ranksText(n)}` },
     );
   }
-  return `${ranksText(n)}, V = ${spec.vocab}: ${sent} bytes sent in all (at most ${limit}; the float32 logits are ${4 * spec.batch * spec.vocab} bytes)`;
+  return `${ranksText(n)}, V = ${spec.vocab}: ${sent} bytes in ${messages} messages sent in all (at most ${limit} bytes and ${maxMessages} messages; the float32 logits are ${4 * spec.batch * spec.vocab} bytes)`;
 }
 
 /** The public checks' batches: plain logits, V split evenly over 2 ranks and unevenly over 4. */

@@ -24,9 +24,12 @@ export interface LogitsSpec {
    * overflows float32 above 88.7 without a shift), 'low' every logit near
    * -500 (exp underflows to 0), 'split' the first shard's logits near
    * -1000 and the rest near +60 (a shift by one shard's maximum overflows
-   * another's exp). Rows cycle through the list; the others are plain.
+   * another's exp), 'very-high' every logit near +800 and 'very-low' every
+   * logit near -1000 (exp overflows, or underflows to 0, in float64 too: a
+   * loss that casts to float64 instead of shifting breaks on them). Rows
+   * cycle through the list; the others are plain.
    */
-  extreme?: ('high' | 'low' | 'split')[];
+  extreme?: ('high' | 'low' | 'split' | 'very-high' | 'very-low')[];
 }
 
 /** The full logits [B, V] (float32) and the targets: every shard holds the target of some token, first and last columns included. */
@@ -42,6 +45,8 @@ export function makeBatch(spec: LogitsSpec): { logits: Tensor; targets: number[]
       if (kind === 'high') v += 200;
       if (kind === 'low') v -= 500;
       if (kind === 'split') v += j < bounds[0]!.end ? -1000 : 60;
+      if (kind === 'very-high') v += 800;
+      if (kind === 'very-low') v -= 1000;
       data[i * spec.vocab + j] = v;
     }
   }

@@ -10,7 +10,9 @@
  *   float32 without a shift), near -500 (exp underflows to 0 without one),
  *   and rows where the first shard's logits sit near -1000 and the others'
  *   near +60 (a shift by any one shard's maximum overflows another shard's
- *   exp), on 2, 3 and 4 ranks;
+ *   exp), and rows near +800 and near -1000, where exp overflows or
+ *   underflows in float64 too, so that computing in float64 is no shift, on
+ *   2, 3 and 4 ranks;
  * - traffic-every-size: all of these runs send a few values per token,
  *   whatever V is (scores only when world-sizes passed).
  */
@@ -29,7 +31,7 @@ function sizeSpecs(ctx: CheckContext): LogitsSpec[] {
 
 /** The extreme runs: every kind of extreme row, then plain ones. */
 function extremeSpecs(ctx: CheckContext): LogitsSpec[] {
-  return ctx.manifest.worldSizes.filter((n) => n > 1).map((worldSize) => ({ seed: deriveSeed(ctx.seed, 11, worldSize), batch: 6, vocab: 503, worldSize, extreme: ['high', 'low', 'split'] as LogitsSpec['extreme'] }));
+  return ctx.manifest.worldSizes.filter((n) => n > 1).map((worldSize) => ({ seed: deriveSeed(ctx.seed, 11, worldSize), batch: 7, vocab: 503, worldSize, extreme: ['high', 'low', 'split', 'very-high', 'very-low'] as LogitsSpec['extreme'] }));
 }
 
 export const checks: Record<string, CheckFn> = {
@@ -47,7 +49,7 @@ export const checks: Record<string, CheckFn> = {
       expectLoss(ctx, run);
       expectGradient(ctx, run);
     }
-    ctx.note('2 to 4 ranks with rows of logits near +200, near -500, and split -1000 / +60 between shards: the loss and the gradient stay finite and exact');
+    ctx.note('2 to 4 ranks with rows of logits near +200, near -500, split -1000 / +60 between shards, near +800 and near -1000 (beyond float64 exp without a shift): the loss and the gradient stay finite and exact');
   },
   'traffic-every-size': async (ctx) => {
     for (const spec of sizeSpecs(ctx)) {
