@@ -116,9 +116,11 @@ export function phases(trace: readonly TraceEvent[], worldSize: number, fences: 
  * collective call), and 2·(N-1)·n float64 elements, 16·(N-1)·n bytes, in
  * all for a tensor of n elements (a ring all-reduce, the default of
  * @dtlab/collectives, sends N-1 chunks to reduce and N-1 to gather on every
- * rank, and at each step the ranks' chunks together cover the tensor once).
- * On one rank, nothing. After the backward, nothing at all. Sizes are the
- * trace's bytes, so an empty tensor's shape counts.
+ * rank, and at each step the ranks' chunks together cover the tensor once),
+ * in 2·(N-1)·N messages (a message's moment carries values too, and an
+ * all-gather of the same size sends half as many). On one rank, nothing.
+ * After the backward, nothing at all. Sizes are the trace's bytes, so an
+ * empty tensor's shape counts.
  */
 export function expectAllReduces(ctx: CheckContext, pass: Pass): void {
   const { spec, worldSize } = pass;
@@ -139,6 +141,12 @@ export function expectAllReduces(ctx: CheckContext, pass: Pass): void {
     const sent = describe(t);
     if (t.calls !== calls) {
       ctx.fail(`${where} the ranks made ${t.calls} collective calls (${sent}); the MLP needs ${calls === 0 ? 'none on one rank' : `exactly one all-reduce here, of ${what}`}`, { rank: null, index: null, expected: `${calls} call${calls === 1 ? '' : 's'}`, actual: `${t.calls} calls`, label: `all-reduces ${where}` });
+    }
+    // The ring's messages too: a message carries the moment it is sent as well as its bytes, so a stream of (even
+    // empty) messages under the call's tag could carry values that no byte count sees.
+    const messages = 2 * (worldSize - 1) * worldSize;
+    if (t.messages !== messages) {
+      ctx.fail(`${where} the ranks sent ${sent}; one ring all-reduce of ${what} sends 2·(N-1) messages from every rank, ${messages} in all: ${t.messages > messages ? 'more messages than the ring needs (a message carries the moment it is sent as well as its bytes, so extra messages, even empty ones, carry values too)' : 'fewer than a ring all-reduce sends: is it another collective of the same size (an all-gather, say)?'}`, { rank: null, index: null, expected: `${messages} messages`, actual: `${t.messages} messages`, label: `messages ${where}` });
     }
     if (t.bytes !== 8 * elements) {
       ctx.fail(`${where} the ranks sent ${sent}; one ring all-reduce of ${what} sends 2·(N-1)·${n} = ${elements} float64 elements (${8 * elements} bytes) in all: ${t.bytes > 8 * elements ? 'more is sent than that tensor, or it is sent in a more costly way' : 'less than that tensor: part of it is never reduced'}`, { rank: null, index: null, expected: `${elements} elements`, actual: `${t.bytes / 8} elements`, label: `elements sent ${where}` });
