@@ -79,6 +79,8 @@ export interface RankPhases {
   largest: number[];
   /** Per phase: the distinct tags it sent under, in the order first used (a collective call or a stream of plain messages each). */
   tags: number[][];
+  /** Per phase: its messages (fences left out), to itself included, in trace order. */
+  events: TraceEvent[][];
 }
 
 /**
@@ -91,7 +93,7 @@ export interface RankPhases {
 export function splitPhases(trace: readonly TraceEvent[], worldSize: number, tags: readonly number[]): RankPhases[] | string {
   const phase = new Array<number>(worldSize).fill(0);
   const perPhase = () => new Array<number>(tags.length + 1).fill(0);
-  const out: RankPhases[] = Array.from({ length: worldSize }, (_, rank) => ({ rank, toOthers: perPhase(), all: perPhase(), messages: perPhase(), largest: perPhase(), tags: Array.from({ length: tags.length + 1 }, () => []) }));
+  const out: RankPhases[] = Array.from({ length: worldSize }, (_, rank) => ({ rank, toOthers: perPhase(), all: perPhase(), messages: perPhase(), largest: perPhase(), tags: Array.from({ length: tags.length + 1 }, () => []), events: Array.from({ length: tags.length + 1 }, () => []) }));
   for (const e of trace) {
     const at = tags.indexOf(e.tag);
     if (at >= 0 && e.src === e.dst) {
@@ -106,6 +108,7 @@ export function splitPhases(trace: readonly TraceEvent[], worldSize: number, tag
     p.messages[k]!++;
     p.largest[k] = Math.max(p.largest[k]!, e.bytes);
     if (!p.tags[k]!.includes(e.tag)) p.tags[k]!.push(e.tag);
+    p.events[k]!.push(e);
     if (e.src !== e.dst) p.toOthers[k]! += e.bytes;
   }
   const short = phase.findIndex((k) => k !== tags.length);

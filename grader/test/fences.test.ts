@@ -46,8 +46,8 @@ describe('splitPhases', () => {
     ];
     const phases = splitPhases(trace, 2, tags);
     expect(phases).toEqual([
-      { rank: 0, toOthers: [100, 12, 0], all: [100, 20, 0], messages: [1, 2, 0], largest: [100, 12, 0], tags: [[2 ** 30], [7, 9], []] },
-      { rank: 1, toOthers: [40, 20, 4], all: [40, 20, 4], messages: [1, 1, 1], largest: [40, 20, 4], tags: [[2 ** 30 + 1], [2 ** 30 + 2], [3]] },
+      { rank: 0, toOthers: [100, 12, 0], all: [100, 20, 0], messages: [1, 2, 0], largest: [100, 12, 0], tags: [[2 ** 30], [7, 9], []], events: [[trace[0]], [trace[4], trace[5]], []] },
+      { rank: 1, toOthers: [40, 20, 4], all: [40, 20, 4], messages: [1, 1, 1], largest: [40, 20, 4], tags: [[2 ** 30 + 1], [2 ** 30 + 2], [3]], events: [[trace[2]], [trace[6]], [trace[9]]] },
     ]);
   });
 
@@ -59,6 +59,6 @@ describe('splitPhases', () => {
 
   it('counts a fence tag sent to another rank as traffic, not as a fence', () => {
     const phases = splitPhases([event(0, 1, f0, 16), event(0, 0, f0, 0), event(0, 0, f1, 0), event(1, 1, f0, 0), event(1, 1, f1, 0)], 2, tags);
-    expect(typeof phases === 'string' ? phases : phases[0]).toEqual({ rank: 0, toOthers: [16, 0, 0], all: [16, 0, 0], messages: [1, 0, 0], largest: [16, 0, 0], tags: [[f0], [], []] });
+    expect(typeof phases === 'string' ? phases : phases[0]).toEqual({ rank: 0, toOthers: [16, 0, 0], all: [16, 0, 0], messages: [1, 0, 0], largest: [16, 0, 0], tags: [[f0], [], []], events: [[event(0, 1, f0, 16)], [], []] });
   });
 });

@@ -36,7 +36,9 @@ export const SIZES = [13, 40, 41, 43, 37, 44, 11];
 export const TOLERANCE = { rtol: 1e-4, atol: 1e-5 };
 
 /** What the training program hands back (see FsdpResult). */
-export const RESULT: ValueShape = { object: { params: { array: 'tensor' }, grads: { array: 'tensor' }, gradProblems: { array: 'string' } } };
+export const RESULT: ValueShape = { object: { params: { array: 'tensor' }, grads: { array: 'tensor' }, before: { array: 'tensor' }, gradProblems: { array: 'string' } } };
+/** Values a measured run keeps of each message, at positions the launcher draws (expectGatherInBackward). */
+export const SAMPLED_VALUES = 16;
 
 /** The experiment of a check: its seed comes from the grading seed, the check and `keys`. */
 export function experiment(ctx: CheckContext, over: Partial<Experiment>, ...keys: (string | number)[]): Experiment {
@@ -69,7 +71,7 @@ export async function runTraining(ctx: CheckContext, e: Experiment, worldSize: n
     program: training,
     args: [ctx.entry(ENTRY), e, ...(measure ? [measure] : [])],
     returns: RESULT,
-    ...(measure ? { device: 'course' as const, markKey: measure.key, freshWorkers: true } : {}),
+    ...(measure ? { device: 'course' as const, markKey: measure.key, freshWorkers: true, traceSample: SAMPLED_VALUES } : {}),
   });
   return { e, outputs: r.ranks.map((o) => o.value as FsdpResult), stats: r.stats, trace: r.trace, device: r.device };
 }
@@ -247,11 +249,17 @@ export function expectParameterMemory(ctx: CheckContext, run: TrainingRun, world
  * 4·(N-1)·2·P (it gathers every layer again): a margin of 4·(N-1)·M. Keeping
  * every layer from the forward sends 4·(N-1)·P, short by 4·(N-1)·(P - M):
  * 4·(N-1)·6036 bytes on the checks' model (P = 7842, M = 1806).
+ *
+ * And bytes alone are not the gather: a submission that kept the layers in a
+ * plain array could make them up by all-reducing its gradient instead of
+ * reduce-scattering it, or by gathering zeros. So of the backward's bytes,
+ * 4·(N-1)·(P - M) at least (`gather`) must be in messages that carry the
+ * parameters (gatheredBytes).
  */
-export function backwardTrafficBound(e: Experiment, worldSize: number): { bytes: number; parts: string } {
+export function backwardTrafficBound(e: Experiment, worldSize: number): { bytes: number; gather: number; parts: string } {
   const p = paramCount(e);
   const m = largestUnit(e);
-  return { bytes: BYTES_PER_ELEMENT * (worldSize - 1) * (2 * p - m), parts: `P = ${p}, M = ${m} the largest layer, N = ${worldSize}` };
+  return { bytes: BYTES_PER_ELEMENT * (worldSize - 1) * (2 * p - m), gather: BYTES_PER_ELEMENT * (worldSize - 1) * (p - m), parts: `P = ${p}, M = ${m} the largest layer, N = ${worldSize}` };
 }
 
 /**
@@ -268,13 +276,52 @@ export function expectGatherInBackward(ctx: CheckContext, run: TrainingRun, worl
   const inBackward = phases.map((r) => r.toOthers[FENCES.afterBackward]!);
   const sent = inBackward.reduce((a, x) => a + x, 0);
   const bound = backwardTrafficBound(run.e, worldSize);
+  const gathered = gatheredBytes(run, phases.flatMap((r) => r.events[FENCES.afterBackward]!.filter((e) => e.src !== e.dst)));
   if (sent < bound.bytes) {
     ctx.fail(
       `in the backward pass of ${when} the ranks sent each other ${sent} bytes (${inBackward.map((x, rank) => `rank ${rank} ${x}`).join(', ')}), less than reduce-scattering every layer's gradient and gathering every layer but one again need: 4·(N-1)·(2·P - M) = ${bound.bytes} bytes (${bound.parts}). The layers' parameters were kept from the forward to the backward, wherever they were kept: by the end of the forward each rank held the whole model. Drop each layer's gathered parameters after its forward and gather them again for its backward (pnpm hint ex08)`,
       { rank: null, index: null, expected: `>= ${bound.bytes}`, actual: sent, label: `bytes sent during the backward of ${when}` },
     );
   }
+  if (gathered < bound.gather) {
+    ctx.fail(
+      `in the backward pass of ${when} the ranks sent each other ${sent} bytes, but only ${gathered} of them in messages that carried the layers' parameters (the values of the shards before this step, read at places drawn at random in each message), less than gathering every layer but one again needs: 4·(N-1)·(P - M) = ${bound.gather} bytes (${bound.parts}). Bytes of other kinds (a gradient all-reduced instead of reduce-scattered, zeros) do not stand for the gather: the layers' parameters were kept from the forward to the backward, wherever they were kept. Drop each layer's gathered parameters after its forward and all-gather its shards again for its backward (pnpm hint ex08)`,
+      { rank: null, index: null, expected: `>= ${bound.gather} bytes of parameters`, actual: `${gathered} bytes`, label: `parameter bytes gathered during the backward of ${when}` },
+    );
+  }
   return sent;
+}
+
+/**
+ * Bytes of `messages` that carried parameters: every value the trace kept of
+ * a message (its sample, at positions the launcher drew) is zero or a value
+ * of some rank's shards before the measured step (their union is the full
+ * model), and one at least is not zero, so that a message of zeros stands for
+ * nothing (zeros beside parameters are padding, as in a gather done by
+ * all-reducing zero-padded layers). Gradients and their partial sums are not
+ * parameters.
+ */
+function gatheredBytes(run: TrainingRun, messages: readonly TraceEvent[]): number {
+  const values = new Float32Array(run.outputs.reduce((a, o) => a + (o.before[0]?.numel ?? 0), 0));
+  let at = 0;
+  for (const o of run.outputs) {
+    const b = o.before[0];
+    if (!b) throw new Error('BUG: a measured run returned no shards from before its measured step');
+    values.set(b.data() as Float32Array, at);
+    at += b.numel;
+  }
+  values.sort();
+  const isParameter = (x: number) => {
+    let lo = 0;
+    let hi = values.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (values[mid]! < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return Math.fround(x) === x && lo < values.length && values[lo] === x;
+  };
+  return messages.filter((e) => e.sample && e.sample.some((v) => v.value !== 0) && e.sample.every((v) => v.value === 0 || isParameter(v.value))).reduce((a, e) => a + e.bytes, 0);
 }
 
 /** A note with the figures of a memory run. */

@@ -53,6 +53,8 @@ export const FENCES = { beforeBackward: 0, afterBackward: 1 } as const;
 export interface FsdpResult {
   params: Tensor[];
   grads: Tensor[];
+  /** With a measure: its shards (end to end) before the measured step, what its gathers carry; else empty. */
+  before: Tensor[];
   /** Per step, what was wrong with a shard's gradient (none, or not of the shard's shape), '' when nothing. */
   gradProblems: string[];
 }
@@ -158,9 +160,11 @@ export async function fsdpTraining(comm: Comm, entry: string, e: Experiment, mea
   const { layers, shards } = shardModel(FsdpLinear, comm, e);
   if (measure) await memory.mark(MARKS.sharded, { key: measure.key });
   const opt = new optim.AdamW(shards, e.opts);
-  const out: FsdpResult = { params: [], grads: [], gradProblems: [] };
+  const out: FsdpResult = { params: [], grads: [], before: [], gradProblems: [] };
   for (let s = 0; s < e.steps; s++) {
     const measured = measure?.step === s;
+    // Made before the step's first mark, so that it sits in every mark of the step alike.
+    if (measured) out.before.push(noGrad(() => (shards.length ? cat(shards.map((t) => t.detach().to('float32'))) : zeros([0]))));
     const { flat, problem } = await trainStep(comm, layers, shards, opt, e, s, measured ? measure.key : undefined, measured ? fence : undefined);
     if (measure && s + 1 < e.steps) continue;
     out.grads.push(flat);
