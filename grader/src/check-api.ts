@@ -100,6 +100,15 @@ export interface RunSpec {
    * come at nearly every one.
    */
   memoryPoints?: LaunchSpec['memoryPoints'];
+  /**
+   * Let the submission read and move the virtual clock (`comm.virtualTimeUs`,
+   * `comm.elapse`): for an exercise about timing. By default a launch keeps
+   * the clock to the check (LaunchSpec.clockKey, with `ctx.markKey()` as the
+   * key: a check's rank program reads it with `comm.readClock(key)`), since
+   * a message's moment carries values as its bytes do, and ranks that could
+   * set and read the clock could exchange data that no traffic check counts.
+   */
+  openClock?: boolean;
   /** Keep every message's first values in the trace (LaunchSpec.traceHead). */
   traceHead?: number;
   /** Keep values of every message at positions drawn at random in the trace (LaunchSpec.traceSample). */

@@ -65,6 +65,8 @@ export class Context extends CheckContextBase {
       ...(spec.device !== undefined ? { device: spec.device } : {}),
       ...(spec.timeline ? { timeline: true } : {}),
       ...(spec.markKey !== undefined ? { markKey: spec.markKey } : {}),
+      // The clock is the check's (see RunSpec.openClock), behind the same secret as its marks.
+      ...(spec.openClock ? {} : { clockKey: this.markKey() }),
       ...(spec.memoryPoints !== undefined ? { memoryPoints: spec.memoryPoints } : {}),
       ...(spec.traceHead !== undefined ? { traceHead: spec.traceHead } : {}),
       ...(spec.traceSample !== undefined ? { traceSample: spec.traceSample } : {}),

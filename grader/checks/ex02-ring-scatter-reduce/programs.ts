@@ -27,19 +27,19 @@ export interface CallsResult {
   times: number[];
 }
 
-/** Runs the submission's ringScatterReduce on a seeded buffer of each length in turn; returns the chunk of each call and its virtual time. */
-export async function scatterReduceCalls(comm: Comm, entry: string, seed: number, lengths: number[], tags: number[]): Promise<CallsResult> {
+/** Runs the submission's ringScatterReduce on a seeded buffer of each length in turn; returns the chunk of each call and its virtual time (read with `key`, the check's: the launch keeps the clock to it). */
+export async function scatterReduceCalls(comm: Comm, entry: string, seed: number, lengths: number[], tags: number[], key: string): Promise<CallsResult> {
   const ringScatterReduce = await loadExport<RingScatterReduce>(entry, 'ringScatterReduce');
   const chunks: Tensor[] = [];
   const times: number[] = [];
   for (const [k, n] of lengths.entries()) {
     const input = rankInput(seed, comm.rank, n);
-    times.push(comm.virtualTimeUs);
+    times.push(comm.readClock(key));
     // Background work the call started but never waited for (a ring on a
     // background stream nobody awaits) belongs to the call:
     // waiting for it moves this stream's clock to its end, so it is timed.
     const chunk = await withWhatItLeft(comm, () => ringScatterReduce(comm, input));
-    times.push(comm.virtualTimeUs);
+    times.push(comm.readClock(key));
     if (!(chunk instanceof Tensor)) {
       throw new TypeError(`ringScatterReduce must resolve to a Tensor (this rank's chunk), but with ${n} elements it resolved to ${describe(chunk)}`);
     }

@@ -53,7 +53,7 @@ async function launch(ctx: CheckContext, worldSize: number, lengths: number[], s
   // One fence after each call, tagged from the check's secret: a submission cannot send one of its own.
   const tags = fenceTags(ctx.markKey(), `ex02 ${seed}`, lengths.length);
   const returns = { object: { chunks: { array: 'tensor', length: lengths.length }, times: { array: 'number', length: 2 * lengths.length } } } as const;
-  const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), seed, lengths, tags], returns });
+  const result = await ctx.run({ worldSize, program, args: [ctx.entry(ENTRY), seed, lengths, tags, ctx.markKey()], returns });
   const values = result.ranks.map((r) => r.value as CallsResult);
   const sent = Array.from({ length: worldSize }, (_, rank) => splitByFences(result.trace, rank, tags));
   return lengths.map((n, k) => ({

@@ -56,7 +56,7 @@ export interface TimedTrajectory {
 
 /**
  * Notes, for each step, when backward last accumulated each of `params`'
- * gradients, read from the rank's clock (`comm.virtualTimeUs`) by a
+ * gradients, read from the rank's clock (`comm.readClock(key)`: the launch keeps it to the check) by a
  * post-accumulate-grad hook of the check's own, registered before the
  * submission is loaded. Backward runs the hooks in the order they were
  * registered, so the check's runs first, at the moment the gradient is
@@ -67,7 +67,7 @@ export interface TimedTrajectory {
  * hooks as usual). Calling it early changes nothing, since the last call of
  * the step counts, and that is backward's own.
  */
-export function gradientClock(comm: Comm, params: Tensor[], steps: number): { step(s: number): void; ready: number[][]; reference: number[]; values: (Float32Array | undefined)[][] } {
+export function gradientClock(comm: Comm, key: string, params: Tensor[], steps: number): { step(s: number): void; ready: number[][]; reference: number[]; values: (Float32Array | undefined)[][] } {
   const ready = Array.from({ length: steps }, () => new Array<number>(params.length).fill(-1));
   const reference = new Array<number>(params.length).fill(-1);
   const values = Array.from({ length: steps }, () => new Array<Float32Array | undefined>(params.length).fill(undefined));
@@ -76,7 +76,7 @@ export function gradientClock(comm: Comm, params: Tensor[], steps: number): { st
   params.forEach((p, i) => {
     p.registerPostAccumulateGradHook(() => {
       if (!row) return;
-      row[i] = Math.max(row[i]!, comm.virtualTimeUs);
+      row[i] = Math.max(row[i]!, comm.readClock(key));
       // A copy in plain memory: it costs no virtual time, and the submission never sees it.
       if (kept && p.grad) kept[i] = Float32Array.from(p.grad.data());
     });
@@ -134,7 +134,7 @@ async function train(comm: Comm, entry: string, spec: BucketSpec, build: ModelBu
   const fence = fencer(comm, fences);
   const model = build(spec, comm.rank);
   const params = namedUniqueParameters(model).map(([, p]) => p);
-  const clock = key === undefined ? undefined : gradientClock(comm, params, spec.steps);
+  const clock = key === undefined ? undefined : gradientClock(comm, key, params, spec.steps);
   const Bucketed = await loadExport<BucketedClass>(entry, 'BucketedDataParallel');
   const sgd = new optim.SGD(params, { lr: spec.lr });
   const labels = key === undefined ? undefined : regionLabels(key);
@@ -145,7 +145,7 @@ async function train(comm: Comm, entry: string, spec: BucketSpec, build: ModelBu
     let began = 0;
     profile.region(labels.reference, () => {
       const loss = nn.crossEntropy(model.forward(x), y);
-      began = comm.virtualTimeUs;
+      began = comm.readClock(key!);
       loss.backward();
     });
     referenceAfter = clock.reference.map((t) => t - began);
@@ -167,7 +167,7 @@ async function train(comm: Comm, entry: string, spec: BucketSpec, build: ModelBu
     const step = () =>
       withWhatItLeft(comm, async () => {
         const loss = nn.crossEntropy(ddp.forward(x), y);
-        backwardAt.push(comm.virtualTimeUs);
+        if (key !== undefined) backwardAt.push(comm.readClock(key));
         loss.backward();
         await ddp.finishGradientSynchronization();
       });

@@ -87,7 +87,7 @@ function valueOf<T>(result: LaunchResult, rank = 0): T {
 /** Measures one worker with the checker's own programs. */
 export async function measureReference(ctx: CheckContext, spec: JobSpec): Promise<Reference> {
   // Step warmupSteps is the first without warm-up, and past the first batch's extra input.
-  const r = await ctx.run({ worldSize: 1, program: { module: PROGRAMS, export: 'measureOneWorker' }, args: [spec, spec.warmupSteps + 1], device: JOB_DEVICE });
+  const r = await ctx.run({ worldSize: 1, program: { module: PROGRAMS, export: 'measureOneWorker' }, args: [spec, spec.warmupSteps + 1], device: JOB_DEVICE, openClock: true });
   const one = valueOf<OneWorker>(r);
   const p = { inputUs: one.inputUs.at(-1)!, computeUs: one.deviceUs.at(-1)! };
   return { parts: p, stepUs: steadyStep(one.loop), peakBytes: r.device?.ranks[0]?.memory.peakBytes ?? 0, curve: predictCurve(factsOf(spec), p) };
@@ -97,7 +97,7 @@ export async function measureReference(ctx: CheckContext, spec: JobSpec): Promis
 export async function measureStep(ctx: CheckContext, spec: JobSpec, ranks: number, ref: Reference): Promise<number> {
   if (ranks === 1) return ref.stepUs;
   return ctx.shared(`ex13 step ${spec.name} ${spec.seed} ${ranks}`, async () => {
-    const r = await ctx.run({ worldSize: ranks, program: { module: PROGRAMS, export: 'measureJob' }, args: [spec, measuredSteps(spec)], device: JOB_DEVICE });
+    const r = await ctx.run({ worldSize: ranks, program: { module: PROGRAMS, export: 'measureJob' }, args: [spec, measuredSteps(spec)], device: JOB_DEVICE, openClock: true });
     return steadyStep(valueOf<Measured>(r));
   });
 }
@@ -120,7 +120,7 @@ export function planning(ctx: CheckContext, kind: Bottleneck, maxRanks: number, 
     const ref = await measureReference(ctx, spec);
     const targets = [makeTarget(ref.curve, ctx.seedFor('target', kind, 0), 'epoch-time'), makeTarget(ref.curve, ctx.seedFor('target', kind, 1), 'efficiency')];
     if (targets[0]!.target.kind === targets[1]!.target.kind) targets.pop();
-    const r = await ctx.run({ worldSize: 1, program: { module: PROGRAMS, export: 'planOnOneWorker' }, args: [ctx.entry(ENTRY), spec, targets.map((t) => t.target)], device: JOB_DEVICE, freshWorkers: true });
+    const r = await ctx.run({ worldSize: 1, program: { module: PROGRAMS, export: 'planOnOneWorker' }, args: [ctx.entry(ENTRY), spec, targets.map((t) => t.target)], device: JOB_DEVICE, openClock: true, freshWorkers: true });
     const result = r.ranks[0]!.value as PlanningResult;
     return { kind, spec, ref, targets, result, devicePeakBytes: r.device?.ranks[0]?.memory.peakBytes ?? 0 };
   });

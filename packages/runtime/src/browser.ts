@@ -85,6 +85,7 @@ export {
   OutOfMemoryError,
   type DeviceAllocation,
   CollectiveMismatchError,
+  ClockHiddenError,
   describeCall,
   type CollectiveCall,
 } from './errors.ts';

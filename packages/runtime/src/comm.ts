@@ -21,7 +21,7 @@ import { Tensor, fromTransferable, noGrad, type DType, type TransferableTensor }
 import { releaseStorage } from '@dtlab/tensor/meter';
 import type { Payload } from './wire.ts';
 import { SendBuffers, typedView } from './send-buffers.ts';
-import { InjectedFaultError, RankFailedError, type CollectiveCall } from './errors.ts';
+import { ClockHiddenError, InjectedFaultError, RankFailedError, type CollectiveCall } from './errors.ts';
 import type { Fault } from './types.ts';
 
 /** Options of `send`/`isend`. */
@@ -66,6 +66,11 @@ export interface Completion {
 export interface CommRuntime {
   /** Virtual time of the caller's stream. */
   clockUs(): number;
+  /**
+   * Whether rank code holding `key` may read and move the clock (always, when
+   * the launch does not keep it to itself: LaunchSpec.clockKey); absent means yes.
+   */
+  clockOpen?(key: string | undefined): boolean;
   /** Charges `us` of modelled work to the caller's stream. */
   elapse(us: number, label: string): void;
   /** Runs `fn` on a new stream; `join` makes the caller's stream wait for its end. */
@@ -177,15 +182,29 @@ export class Comm {
    * waits (on the stream the caller runs on; see `background`).
    */
   get virtualTimeUs(): number {
+    if (this.#runtime.clockOpen?.(undefined) === false) throw new ClockHiddenError(this.rank, 'virtualTimeUs');
+    return this.#runtime.clockUs();
+  }
+
+  /**
+   * This rank's virtual time, as `virtualTimeUs`, for the launching code's own
+   * rank programs in a launch that keeps the clock to itself
+   * (LaunchSpec.clockKey): `key` must be that key. In any other launch, any
+   * key reads it.
+   */
+  readClock(key: string): number {
+    if (this.#runtime.clockOpen?.(String(key)) === false) throw new ClockHiddenError(this.rank, 'virtualTimeUs');
     return this.#runtime.clockUs();
   }
 
   /**
    * Charges `us` microseconds of modelled work that is not a tensor op
    * (loading a batch from disk, say) to this rank's virtual time, under
-   * `label` in the profile.
+   * `label` in the profile. In a launch that keeps the clock to itself
+   * (LaunchSpec.clockKey), only with `{ key }` equal to that key.
    */
-  elapse(us: number, label = 'elapse'): void {
+  elapse(us: number, label = 'elapse', opts: { key?: string } = {}): void {
+    if (this.#runtime.clockOpen?.(typeof opts?.key === 'string' ? opts.key : undefined) === false) throw new ClockHiddenError(this.rank, 'elapse');
     if (typeof us !== 'number' || !Number.isFinite(us) || us < 0) {
       throw new RangeError(`rank ${this.rank}: elapse: us must be a finite number of microseconds >= 0, got ${describe(us)}`);
     }

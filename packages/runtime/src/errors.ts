@@ -238,3 +238,22 @@ export class FabricLimitError extends Error {
 export class WorkerStartError extends Error {
   override name = 'WorkerStartError';
 }
+
+/**
+ * A rank's program read the virtual clock, or moved it with `comm.elapse`,
+ * in a launch that keeps the clock to its launching code (`LaunchSpec.clockKey`).
+ * A message's moment carries values as its bytes do (the receiver's clock
+ * moves to its arrival, a barrier's end to its last arrival), so ranks that
+ * could set and read the clock could exchange data that no trace counts.
+ */
+export class ClockHiddenError extends Error {
+  override name = 'ClockHiddenError';
+  constructor(
+    readonly rank: number,
+    readonly what: 'virtualTimeUs' | 'elapse',
+  ) {
+    super(
+      `rank ${rank}: ${what === 'elapse' ? 'comm.elapse' : 'comm.virtualTimeUs'}: this launch keeps the virtual clock to its checks, so a rank's program may neither read it nor move it. A message's moment carries values as its bytes do, and ranks that could set and read the clock could exchange data that the traffic checks cannot see; time the program with the device's profile instead (its figures come back with the launch)`,
+    );
+  }
+}

@@ -20,6 +20,7 @@ export {
   FabricLimitError,
   type DeviceAllocation,
   CollectiveMismatchError,
+  ClockHiddenError,
   describeCall,
   type CollectiveCall,
 } from './errors.ts';

@@ -46,6 +46,7 @@ export function validateSpec(spec: LaunchSpec, isPool: (p: unknown) => boolean):
   check(spec.timeline === undefined || typeof spec.timeline === 'boolean', `timeline must be true or false, got ${show(spec.timeline)}`);
   check(!(spec.timeline && spec.device === undefined), 'timeline needs a device: add device: \'course\' (or another preset or spec)');
   check(spec.markKey === undefined || (typeof spec.markKey === 'string' && spec.markKey.length > 0), 'markKey must be a non-empty string');
+  check(spec.clockKey === undefined || (typeof spec.clockKey === 'string' && spec.clockKey.length > 0), 'clockKey must be a non-empty string');
   check(spec.peakTolerance === undefined || (typeof spec.peakTolerance === 'number' && spec.peakTolerance > 0 && spec.peakTolerance <= 1), `peakTolerance must be a fraction in (0, 1], got ${show(spec.peakTolerance)}`);
   check(spec.memoryPoints === undefined || spec.memoryPoints === 'auto' || spec.memoryPoints === 'marks', `memoryPoints must be 'auto' or 'marks', got ${show(spec.memoryPoints)}`);
   check(!(spec.memoryPoints === 'marks' && spec.peakTolerance !== undefined), "memoryPoints 'marks' collects at marks only, which a peakTolerance cannot keep: pass one of the two");
@@ -65,6 +66,7 @@ export function rankDeviceOptions(spec: LaunchSpec, device: DeviceModel | null):
     device,
     timeline: spec.timeline === true,
     markKey: spec.markKey,
+    clockKey: spec.clockKey,
     peakTolerance: spec.peakTolerance,
     // No automatic points: marks, snapshots, the end and a full device still collect.
     ...(spec.memoryPoints === 'marks' ? { gcEveryBytes: Number.POSITIVE_INFINITY } : {}),

@@ -102,6 +102,18 @@ export interface LaunchSpec {
    * cannot make a mark the check would take for its own.
    */
   markKey?: string;
+  /**
+   * A secret of the launching code that keeps the virtual clock to it: rank
+   * code reads the clock only with `comm.readClock(clockKey)` and moves it
+   * with `comm.elapse` only given `{ key: clockKey }`; `comm.virtualTimeUs`
+   * and a keyless `elapse` throw a ClockHiddenError, and a mark made without
+   * the key does not say when. For launches whose checks count traffic: a
+   * message's moment carries values as its bytes do (the receiver's clock
+   * moves to its arrival, a barrier's end to its last arrival), and ranks
+   * that could set and read the clock could exchange data no trace counts.
+   * Default none (the clock is open to all).
+   */
+  clockKey?: string;
   /** Faults to inject. */
   faults?: Fault[];
   /**

@@ -46,6 +46,8 @@ export interface RankDeviceOptions {
   timeline?: boolean;
   /** Marks made with this key are trusted (the launch's own code made them). */
   markKey?: string | undefined;
+  /** The clock is read and moved only by code holding this key (LaunchSpec.clockKey). */
+  clockKey?: string | undefined;
   /** See MemoryOptions.gcEveryBytes (Infinity: LaunchSpec.memoryPoints 'marks'). */
   gcEveryBytes?: number | undefined;
   /** See LaunchSpec.peakTolerance. */
@@ -72,6 +74,7 @@ export class RankRuntime implements CommRuntime {
   readonly #deliveries = new Deliveries();
   readonly #link: FabricLink;
   readonly #markKey: string | undefined;
+  readonly #clockKey: string | undefined;
   readonly #waitLabels = new Map<number, string>();
   #comm: Comm | undefined;
 
@@ -83,6 +86,7 @@ export class RankRuntime implements CommRuntime {
   ) {
     this.#link = link;
     this.#markKey = opts.markKey;
+    this.#clockKey = opts.clockKey;
     this.#meter = new RankMeter({
       rank,
       device: opts.device,
@@ -188,6 +192,10 @@ export class RankRuntime implements CommRuntime {
   }
 
   /** Charges `us` of modelled work to the caller's stream. */
+  clockOpen(key: string | undefined): boolean {
+    return this.#clockKey === undefined || key === this.#clockKey;
+  }
+
   elapse(us: number, label: string): void {
     this.#meter.elapse(this.context(), us, label);
   }
@@ -223,7 +231,8 @@ export class RankRuntime implements CommRuntime {
         const m = this.#meter.mark(ctx, label, trusted);
         if (m) this.#link.mark(m);
         resumeContext(ctx);
-        resolve(m ? { ...m } : null);
+        // A mark says when it was made: in a launch that keeps the clock to itself, only to the code holding the key.
+        resolve(m ? { ...m, ...(this.clockOpen(key) ? {} : { vtUs: Number.NaN }) } : null);
       }),
     );
   }
