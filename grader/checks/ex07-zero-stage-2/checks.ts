@@ -223,6 +223,13 @@ export interface StepTraffic {
  *   element must pass its contribution on. Self-sends carry nothing to
  *   anyone and do not count. The reference reduces every bucket within the
  *   backward (4·(N-1)·P): a margin of 4·(N-1)·B.
+ * - from the end of the backward on, all ranks together send at least
+ *   4·(N-1)·P: the all-gather of the updated shards, since every element of
+ *   the model must reach the N-1 ranks that do not own it. A submission that
+ *   sends nothing after the backward has updated every parameter itself,
+ *   from the whole mean gradient (reduced to every rank during the backward):
+ *   plain data parallelism, with the gradient and both moments kept whole,
+ *   wherever it keeps them.
  * - from the end of the backward on, all ranks together send at most
  *   4·(N-1)·(P + 2·(B + N)): the all-gather of the updated shards ((N-1)·P
  *   for a ring or a direct all-gather) and the last bucket, even as a ring
@@ -233,12 +240,13 @@ export interface StepTraffic {
  *   backward only to pass the first bound (and the reduction made after it
  *   all the same) fails this one.
  */
-export function trafficBounds(e: Experiment, worldSize: number): { backward: number; after: number; parts: string } {
+export function trafficBounds(e: Experiment, worldSize: number): { backward: number; afterLeast: number; after: number; parts: string } {
   const p = paramCount(e);
   const b = Math.ceil(e.bucketBytes / BYTES_PER_ELEMENT) + largestParam(e);
   const n = worldSize - 1;
   return {
     backward: BYTES_PER_ELEMENT * n * Math.max(0, p - b),
+    afterLeast: BYTES_PER_ELEMENT * n * p,
     after: BYTES_PER_ELEMENT * n * (p + 2 * (b + worldSize)),
     parts: `P = ${p}, N = ${worldSize}, B = ${b} (bucketBytes/4 + L)`,
   };
@@ -266,6 +274,12 @@ export function expectReductionDuringBackward(ctx: CheckContext, run: TrainingRu
     ctx.fail(
       `in the backward pass of ${when} the ranks sent each other ${backward} bytes of gradients (${perRank(inBackward)}), less than reducing every bucket but the last needs: 4·(N-1)·(P - B) = ${bounds.backward} bytes (${bounds.parts}). The buckets must be reduced while backward is still producing the gradients, not after it: until then each rank holds its whole gradient, wherever it keeps it (pnpm hint ex07)`,
       { rank: null, index: null, expected: `>= ${bounds.backward}`, actual: backward, label: `bytes of gradients sent during the backward of ${when}` },
+    );
+  }
+  if (after < bounds.afterLeast) {
+    ctx.fail(
+      `after the backward pass of ${when} the ranks sent each other ${after} bytes (${perRank(afterwards)}), less than the all-gather of the updated shards needs: 4·(N-1)·P = ${bounds.afterLeast} bytes (${bounds.parts}): every element of the model must reach the N-1 ranks that do not own it. A rank that gathers nothing has updated every parameter itself, from the whole mean gradient: plain data parallelism, with the gradient and both moments kept whole, wherever it keeps them. Reduce-scatter each bucket, step this rank's shard, then all-gather the shards (pnpm hint ex07)`,
+      { rank: null, index: null, expected: `>= ${bounds.afterLeast}`, actual: after, label: `bytes sent after the backward of ${when}` },
     );
   }
   if (after > bounds.after) {
