@@ -12,4 +12,5 @@ export { CheckFailure, CheckTimeout, DEFAULT_TOLERANCE, type CheckContext, type 
 export { programPath, loadExport } from './program.ts';
 export { fenceTags, fencer, splitPhases, type RankPhases } from './fences.ts';
 export { expectMainStreamOnly, withWhatItLeft } from './in-flight.ts';
+export { firstAtLeast } from './sorted.ts';
 export type { Manifest, ManifestCheck } from './manifest.ts';

@@ -23,7 +23,7 @@
 import { estimateTime } from '@dtlab/collectives';
 import type { LaunchResult, RankDeviceStats } from '@dtlab/runtime';
 import type { Tensor } from '@dtlab/tensor';
-import { programPath, fenceTags, type CheckContext, type CheckFn } from '@dtlab/grader';
+import { programPath, fenceTags, firstAtLeast, type CheckContext, type CheckFn } from '@dtlab/grader';
 import { buildMlp, expectedBuckets, namedUniqueParameters, rankBatch, singleProcessTraining, type BucketSpec, type ExpectedBucket, type ModelBuilder, type Trajectory } from './data.ts';
 import { regionLabels, type BatchFn, type TimedTrajectory } from './programs.ts';
 import { callsPerStep, type TracedCall } from './trace.ts';
@@ -273,13 +273,7 @@ export function expectCarriedGradients(ctx: CheckContext, run: TrainingRun, mode
   if (worldSize === 1) return;
   const { names } = model;
   const near = (sorted: Float32Array, x: number) => {
-    let lo = 0;
-    let hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (sorted[mid]! < x) lo = mid + 1;
-      else hi = mid;
-    }
+    const lo = firstAtLeast(sorted, x);
     const tol = Math.abs(x) * 1e-6 + 1e-30;
     return (lo < sorted.length && Math.abs(sorted[lo]! - x) <= tol) || (lo > 0 && Math.abs(sorted[lo - 1]! - x) <= tol);
   };

@@ -10,7 +10,7 @@
  */
 import { chunkBounds, unflattenTensors, type Tensor } from '@dtlab/tensor';
 import type { LaunchResult, MemoryMark, RankStats, TraceEvent } from '@dtlab/runtime';
-import { programPath, fenceTags, splitPhases, type CheckContext, type CheckFn, type ValueShape } from '@dtlab/grader';
+import { programPath, fenceTags, firstAtLeast, splitPhases, type CheckContext, type CheckFn, type ValueShape } from '@dtlab/grader';
 import { BYTES_PER_ELEMENT, CHECK_OPTIONS, paramCount, rankShards, shardSizes, singleProcessTraining, unitsOf, type Experiment } from './data.ts';
 import { FENCES, MARKS, type FsdpResult, type Measure } from './programs.ts';
 
@@ -311,16 +311,7 @@ function gatheredBytes(run: TrainingRun, messages: readonly TraceEvent[]): numbe
     at += b.numel;
   }
   values.sort();
-  const isParameter = (x: number) => {
-    let lo = 0;
-    let hi = values.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (values[mid]! < x) lo = mid + 1;
-      else hi = mid;
-    }
-    return Math.fround(x) === x && lo < values.length && values[lo] === x;
-  };
+  const isParameter = (x: number) => Math.fround(x) === x && values[firstAtLeast(values, x)] === x;
   return messages.filter((e) => e.sample && e.sample.some((v) => v.value !== 0) && e.sample.every((v) => v.value === 0 || isParameter(v.value))).reduce((a, e) => a + e.bytes, 0);
 }
 

@@ -157,9 +157,12 @@ export class Fabric {
     const { startUs, endUs } = this.clock.send(src, bytes, delay.reduce((t, d) => t + d.us, 0), vtUs);
     const event: TraceEvent = { seq: this.trace.length, src, dst, tag, bytes, count, dtype: payload.dtype, vtStartUs: startUs, vtEndUs: endUs };
     const head = this.opts.traceHead ?? 0;
-    if (head > 0) event.head = Array.from(new (payload.dtype === 'float64' ? Float64Array : Float32Array)(payload.buffer, 0, Math.min(head, count)));
     const sample = this.opts.traceSample ?? 0;
-    if (sample > 0) event.sample = sampleOf(new (payload.dtype === 'float64' ? Float64Array : Float32Array)(payload.buffer, 0, count), sample);
+    if (head > 0 || sample > 0) {
+      const values = new (payload.dtype === 'float64' ? Float64Array : Float32Array)(payload.buffer, 0, count);
+      if (head > 0) event.head = Array.from(values.subarray(0, Math.min(head, count)));
+      if (sample > 0) event.sample = sampleOf(values, sample);
+    }
     this.trace.push(event);
     this.stats[src]!.messagesSent++;
     this.stats[src]!.bytesSent += bytes;
